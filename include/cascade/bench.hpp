@@ -1,0 +1,31 @@
+//! @file Benchmarks behind `cascade bench`: programs that print tables and CSV, never timed tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cascade/types.hpp"
+
+namespace cascade {
+
+struct BenchOptions {
+  std::string what = "reduction";        //!< reduction | fft | step
+  std::vector<long> sizes;               //!< --n: grid side N (fields N x N); empty = the default sweep
+  std::vector<Precision> precisions;     //!< --precision; empty = both
+  int repeats = 20;                      //!< timed runs per row (median reported)
+  std::string csv;                       //!< --csv FILE; empty = no CSV
+  int device = 0;
+};
+
+//! `cascade bench reduction`: CPU rows always; GPU rows when built with CUDA and a device exists.
+int run_reduction_bench(const BenchOptions& options);
+
+#if defined(CASCADE_HAVE_CUDA)
+//! GPU part of the reduction benchmark (src/bench_reduction_cuda.cu). Returns 0 on success.
+int run_reduction_bench_cuda(const BenchOptions& options);
+#endif
+
+//! `cascade bench fft`: forward + inverse 2D real transforms alone, per backend.
+int run_fft_bench(const BenchOptions& options);
+
+}  // namespace cascade

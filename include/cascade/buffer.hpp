@@ -1,0 +1,54 @@
+//! @file RAII buffers owned by a backend: host memory (CPU backend) or device memory (CUDA).
+//!
+//! Host code never dereferences a Buffer's data(): it hands buffers back to the backend that
+//! made them (transforms, operations, copies to and from host vectors).
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+namespace cascade {
+
+enum class MemorySpace { Host, Device };
+
+template <class T>
+class Buffer {
+ public:
+  using Deleter = void (*)(void*) noexcept;
+
+  Buffer() = default;
+  Buffer(T* data, std::size_t size, MemorySpace space, Deleter deleter)
+      : data_(data), size_(size), space_(space), deleter_(deleter) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    Buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~Buffer() {
+    if (data_ && deleter_) deleter_(data_);
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t bytes() const { return size_ * sizeof(T); }
+  MemorySpace space() const { return space_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  void swap(Buffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(space_, o.space_);
+    std::swap(deleter_, o.deleter_);
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  MemorySpace space_ = MemorySpace::Host;
+  Deleter deleter_ = nullptr;
+};
+
+}  // namespace cascade

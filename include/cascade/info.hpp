@@ -1,0 +1,6 @@
+//! @file `cascade info`.
+#pragma once
+
+namespace cascade {
+int run_info();
+}

@@ -1,0 +1,36 @@
+//! @file Basic types shared by host code and kernels: Complex<Real>, CASCADE_HD, Precision.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#if defined(__CUDACC__)
+#define CASCADE_HD __host__ __device__
+#else
+#define CASCADE_HD
+#endif
+
+namespace cascade {
+
+//! A complex number laid out as (re, im), the layout of fftw_complex and cufft(Double)Complex.
+template <class Real>
+struct alignas(2 * sizeof(Real)) Complex {
+  Real re;
+  Real im;
+};
+
+static_assert(sizeof(Complex<double>) == 2 * sizeof(double), "Complex must be two packed reals");
+static_assert(sizeof(Complex<float>) == 2 * sizeof(float), "Complex must be two packed reals");
+
+enum class Precision { Single, Double };
+enum class BackendKind { Cpu, Cuda };
+
+inline const char* to_string(Precision p) { return p == Precision::Single ? "single" : "double"; }
+inline const char* to_string(BackendKind b) { return b == BackendKind::Cpu ? "cpu" : "cuda"; }
+
+template <class Real>
+constexpr Precision precision_of() {
+  return sizeof(Real) == sizeof(float) ? Precision::Single : Precision::Double;
+}
+
+}  // namespace cascade

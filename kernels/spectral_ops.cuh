@@ -1,0 +1,110 @@
+//! @file Per-mode spectral operations, written once as CASCADE_HD functors.
+//!
+//! Each functor is called with the flat index of one mode of a ny x (nx/2+1) half spectrum;
+//! the CPU backend loops over it (OpenMP), the CUDA backend wraps it in a one-line kernel.
+//! Transforms are unnormalised in both directions (FFTW/cuFFT convention), so an operation
+//! that prepares a field for the inverse transform multiplies by scale = 1/(nx ny).
+#pragma once
+
+#include <cstddef>
+
+#include "cascade/types.hpp"
+
+namespace cascade {
+
+//! Shape of the half spectrum and the wavenumbers of its modes (see include/cascade/grid.hpp).
+template <class Real>
+struct SpectralShape {
+  int nx;
+  int ny;
+  int nxh;   //!< nx/2 + 1
+  Real kx0;  //!< 2 pi / lx
+  Real ky0;  //!< 2 pi / ly
+
+  CASCADE_HD void mode(std::size_t idx, int& i, int& j) const {
+    j = static_cast<int>(idx / nxh);
+    i = static_cast<int>(idx - std::size_t(j) * nxh);
+  }
+  CASCADE_HD int my(int j) const { return j <= ny / 2 ? j : j - ny; }
+  CASCADE_HD Real kx(int i) const { return kx0 * Real(i); }
+  CASCADE_HD Real ky(int j) const { return ky0 * Real(my(j)); }
+  CASCADE_HD bool nyquist_x(int i) const { return 2 * i == nx; }
+  CASCADE_HD bool nyquist_y(int j) const { return 2 * j == ny; }
+};
+
+//! c * i^p for integer p >= 0.
+template <class Real>
+CASCADE_HD inline Complex<Real> times_i_power(Complex<Real> c, int p) {
+  switch (p & 3) {
+    case 0: return c;
+    case 1: return {-c.im, c.re};
+    case 2: return {-c.re, -c.im};
+    default: return {c.im, -c.re};
+  }
+}
+
+template <class Real>
+CASCADE_HD inline Real int_power(Real x, int p) {
+  Real r = Real(1);
+  for (int q = 0; q < p; ++q) r *= x;
+  return r;
+}
+
+//! Poisson: lap(phi) = r  ->  phi_hat = -r_hat / k^2 * scale, with the k = 0 mode set to zero
+//! (the mean of phi is fixed afterwards by the caller).
+template <class Real>
+struct PoissonSolve {
+  SpectralShape<Real> s;
+  Real scale;
+  const Complex<Real>* r_hat;
+  Complex<Real>* phi_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const Real kx = s.kx(i), ky = s.ky(j);
+    const Real k2 = kx * kx + ky * ky;
+    const Real f = k2 > Real(0) ? -scale / k2 : Real(0);
+    const Complex<Real> r = r_hat[idx];
+    phi_hat[idx] = {r.re * f, r.im * f};
+  }
+};
+
+//! Spectral derivative: out_hat = (i kx)^ox (i ky)^oy in_hat * scale.
+//! For an odd order the Nyquist mode of that direction is zeroed: its derivative has no
+//! real-valued representation on the grid.
+template <class Real>
+struct Derivative {
+  SpectralShape<Real> s;
+  int ox;
+  int oy;
+  Real scale;
+  const Complex<Real>* in_hat;
+  Complex<Real>* out_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    if (((ox & 1) && s.nyquist_x(i)) || ((oy & 1) && s.nyquist_y(j))) {
+      out_hat[idx] = {Real(0), Real(0)};
+      return;
+    }
+    const Real f = scale * int_power(s.kx(i), ox) * int_power(s.ky(j), oy);
+    const Complex<Real> c = times_i_power(in_hat[idx], ox + oy);
+    out_hat[idx] = {c.re * f, c.im * f};
+  }
+};
+
+//! out_hat = a * in_hat (in place allowed).
+template <class Real>
+struct ScaleSpectral {
+  Real a;
+  const Complex<Real>* in_hat;
+  Complex<Real>* out_hat;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    const Complex<Real> c = in_hat[idx];
+    out_hat[idx] = {a * c.re, a * c.im};
+  }
+};
+
+}  // namespace cascade

@@ -1,0 +1,58 @@
+//! @file Backend selection: `auto` picks CUDA when a device is present, else the CPU.
+#include <string>
+
+#include "cascade/backend.hpp"
+#include "cascade/error.hpp"
+
+namespace cascade {
+
+std::string cuda_unavailable_reason() {
+#if defined(CASCADE_HAVE_CUDA)
+  std::string why;
+  if (cuda_device_count(&why) > 0) return "";
+  return "no CUDA device: " + why;
+#else
+  return "built without CUDA (CASCADE_CUDA=OFF or no nvcc at configure time)";
+#endif
+}
+
+BackendKind resolve_backend(const std::string& requested, std::string& why) {
+  if (requested == "cpu") {
+    why = "requested";
+    return BackendKind::Cpu;
+  }
+  const std::string reason = cuda_unavailable_reason();
+  if (requested == "cuda") {
+    if (!reason.empty())
+      throw InputError("run.backend: cuda was requested but cannot be used: " + reason);
+    why = "requested";
+    return BackendKind::Cuda;
+  }
+  if (requested != "auto")
+    throw InputError("run.backend: expected auto, cuda or cpu, found '" + requested + "'");
+  if (reason.empty()) {
+    why = "auto: a CUDA device is present";
+    return BackendKind::Cuda;
+  }
+  why = "auto: " + reason;
+  return BackendKind::Cpu;
+}
+
+template <class Real>
+std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device,
+                                            int threads) {
+  if (kind == BackendKind::Cuda) {
+#if defined(CASCADE_HAVE_CUDA)
+    return make_cuda_backend<Real>(grid, device);
+#else
+    (void)device;
+    throw InputError("run.backend: cuda is not available: " + cuda_unavailable_reason());
+#endif
+  }
+  return make_cpu_backend<Real>(grid, threads);
+}
+
+template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int);
+template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int);
+
+}  // namespace cascade

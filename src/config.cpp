@@ -1,0 +1,377 @@
+//! @file Deck reader: yaml-cpp -> typed sections (parse), defaults filled (derive), checks
+//! with one message each (validate). Unknown sections and keys are errors.
+#include "cascade/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cascade/error.hpp"
+
+namespace cascade {
+namespace {
+
+constexpr int kMaxSide = 1 << 20;             // per dimension: beyond any single-node run
+constexpr double kMaxPoints = 65536.0 * 65536.0;  // total points
+
+//! Where a key sits, for messages: "FILE:LINE" or "FILE: --set" for overridden keys.
+class Locator {
+ public:
+  explicit Locator(std::string file) : file_(std::move(file)) {}
+  void overridden(const std::string& key) { overridden_.insert(key); }
+  std::string where(const std::string& key, int line) const {
+    if (overridden_.count(key)) return fmt::format("{}: --set {}", file_, key);
+    if (line > 0) return fmt::format("{}:{}: {}", file_, line, key);
+    return fmt::format("{}: {}", file_, key);
+  }
+  [[noreturn]] void fail(const std::string& key, int line, const std::string& expected,
+                         const std::string& found) const {
+    throw InputError(fmt::format("{}: expected {}, found {}", where(key, line), expected, found));
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  std::set<std::string> overridden_;
+};
+
+int line_of(const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.line >= 0 ? m.line + 1 : 0;
+}
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    default: return "an undefined value";
+  }
+}
+
+//! One section of the deck: typed getters that remember which keys were read.
+class Section {
+ public:
+  Section(const YAML::Node& root, const std::string& name, const Locator& loc,
+          std::map<std::string, int>& lines, bool required)
+      : name_(name), loc_(loc), lines_(lines) {
+    const YAML::Node& croot = root;  // const access never inserts keys
+    const YAML::Node n = croot[name];
+    if (!n || n.IsNull()) {
+      if (required) loc.fail(name, line_of(root), "a '" + name + ":' section", "nothing");
+      present_ = false;
+      return;
+    }
+    node_.reset(n);  // YAML::Node's operator= assigns content; reset() rebinds
+    if (!node_.IsMap()) loc.fail(name, line_of(node_), "a mapping of keys", describe(node_));
+    present_ = true;
+  }
+
+  int get_int(const std::string& key, int def, bool required = false) {
+    const auto got = take(key, required);
+    if (!got) return def;
+    const YAML::Node& v = *got;
+    const std::string s = v.Scalar();
+    static const std::regex integer(R"(\s*[+-]?[0-9]+\s*)");
+    if (!std::regex_match(s, integer)) loc_.fail(path(key), line_of(v), "an integer", describe(v));
+    errno = 0;
+    const long long x = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == ERANGE || x > std::numeric_limits<int>::max() || x < std::numeric_limits<int>::min())
+      loc_.fail(path(key), line_of(v), "an integer that fits in 32 bits", describe(v));
+    return static_cast<int>(x);
+  }
+
+  double get_double(const std::string& key, double def, bool allow_pi = false) {
+    const auto got = take(key, false);
+    if (!got) return def;
+    const YAML::Node& v = *got;
+    const std::string s = v.Scalar();
+    try {
+      if (allow_pi) return parse_length(s);
+      std::size_t used = 0;
+      const double x = std::stod(s, &used);
+      if (s.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(s);
+      return x;
+    } catch (const std::exception&) {
+      loc_.fail(path(key), line_of(v), allow_pi ? "a number or a multiple of pi (e.g. 2pi)" : "a number",
+                describe(v));
+    }
+  }
+
+  std::string get_choice(const std::string& key, const std::string& def,
+                         const std::vector<std::string>& allowed) {
+    const auto got = take(key, false);
+    if (!got) return def;
+    const YAML::Node& v = *got;
+    const std::string s = v.Scalar();
+    for (const auto& a : allowed)
+      if (s == a) return s;
+    std::string expected = "one of";
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+      expected += (i ? (i + 1 == allowed.size() ? " or " : ", ") : " ") + allowed[i];
+    loc_.fail(path(key), line_of(v), expected, describe(v));
+  }
+
+  std::string get_string(const std::string& key, const std::string& def) {
+    const auto got = take(key, false);
+    if (!got) return def;
+    const YAML::Node& v = *got;
+    if (v.Scalar().empty()) loc_.fail(path(key), line_of(v), "a non-empty string", "''");
+    return v.Scalar();
+  }
+
+  //! Every key must have been read by now: anything else is unknown.
+  void finish() const {
+    if (!present_) return;
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (!read_.count(key)) {
+        std::string known;
+        for (const auto& k : read_order_) known += (known.empty() ? "" : ", ") + k;
+        loc_.fail(path(key), line_of(it->first), "a known key of '" + name_ + "' (" + known + ")",
+                  "unknown key '" + key + "'");
+      }
+    }
+  }
+
+  //! Declare keys that exist (read or not), for the unknown-key message and for finish().
+  void known(const std::string& key) {
+    if (!read_.count(key)) read_order_.push_back(key);
+    read_.insert(key);
+  }
+
+ private:
+  std::string path(const std::string& key) const { return name_ + "." + key; }
+
+  //! The key's scalar node, or nothing when absent (or null).
+  std::optional<YAML::Node> take(const std::string& key, bool required) {
+    known(key);
+    if (!present_) {
+      if (required) loc_.fail(path(key), 0, "a value", "nothing");
+      return std::nullopt;
+    }
+    const YAML::Node& cnode = node_;
+    YAML::Node v = cnode[key];
+    if (!v || v.IsNull()) {
+      if (required) loc_.fail(path(key), line_of(v ? v : node_), "a value", "nothing");
+      return std::nullopt;
+    }
+    lines_[path(key)] = line_of(v);
+    if (!v.IsScalar()) loc_.fail(path(key), line_of(v), "a single value", describe(v));
+    return v;
+  }
+
+  std::string name_;
+  const Locator& loc_;
+  std::map<std::string, int>& lines_;
+  YAML::Node node_;
+  bool present_ = false;
+  std::set<std::string> read_;
+  std::vector<std::string> read_order_;
+};
+
+const std::vector<std::string> kSections = {"grid", "run", "output", "poisson"};
+
+void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set: expected section.key=value, found '{}'", item));
+  const std::string path = item.substr(0, eq);
+  const std::string value = item.substr(eq + 1);
+  const auto dot = path.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == path.size() ||
+      path.find('.', dot + 1) != std::string::npos)
+    throw InputError(fmt::format("--set: expected section.key=value, found '{}'", item));
+  const std::string section = path.substr(0, dot), key = path.substr(dot + 1);
+  YAML::Node v;
+  try {
+    v = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("--set {}: cannot parse value '{}': {}", path, value, e.msg));
+  }
+  if (!root[section] || root[section].IsNull()) root[section] = YAML::Node(YAML::NodeType::Map);
+  if (!root[section].IsMap())
+    throw InputError(fmt::format("--set {}: section '{}' is not a mapping", path, section));
+  root[section][key] = v;
+  loc.overridden(path);
+}
+
+void check(bool ok, const Locator& loc, const Config& c, const std::string& key,
+           const std::string& expected, const std::string& found) {
+  if (ok) return;
+  auto it = c.lines.find(key);
+  loc.fail(key, it == c.lines.end() ? 0 : it->second, expected, found);
+}
+
+std::string num(double x) { return fmt::format("{}", x); }
+
+//! Small checks, one message each (CaNS sanity.f90 style).
+void validate(const Config& c, const Locator& loc) {
+  const GridConfig& g = c.grid;
+  check(g.nx >= 4 && g.nx % 2 == 0 && g.nx <= kMaxSide, loc, c, "grid.nx",
+        fmt::format("an even integer in [4, {}]", kMaxSide), std::to_string(g.nx));
+  check(g.ny >= 4 && g.ny % 2 == 0 && g.ny <= kMaxSide, loc, c, "grid.ny",
+        fmt::format("an even integer in [4, {}]", kMaxSide), std::to_string(g.ny));
+  check(double(g.nx) * double(g.ny) <= kMaxPoints, loc, c, "grid.nx",
+        "nx * ny <= 65536^2 points", fmt::format("{} x {}", g.nx, g.ny));
+  check(std::isfinite(g.lx) && g.lx > 0, loc, c, "grid.lx", "a positive finite length", num(g.lx));
+  check(std::isfinite(g.ly) && g.ly > 0, loc, c, "grid.ly", "a positive finite length", num(g.ly));
+  check(c.run.device >= 0, loc, c, "run.device", "a device index >= 0", std::to_string(c.run.device));
+  check(c.run.threads >= 0, loc, c, "run.threads", "a thread count >= 0 (0 = all cores)",
+        std::to_string(c.run.threads));
+  const PoissonConfig& p = c.poisson;
+  check(std::isfinite(p.sigma) && p.sigma > 0, loc, c, "poisson.sigma", "a positive finite width",
+        num(p.sigma));
+  check(std::isfinite(p.x0) && p.x0 >= 0 && p.x0 <= g.lx, loc, c, "poisson.x0",
+        "a position in [0, lx]", num(p.x0));
+  check(std::isfinite(p.y0) && p.y0 >= 0 && p.y0 <= g.ly, loc, c, "poisson.y0",
+        "a position in [0, ly]", num(p.y0));
+}
+
+}  // namespace
+
+double parse_length(const std::string& text) {
+  static const std::regex pi_expr(
+      R"(\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)?\s*\*?\s*pi\s*(?:/\s*([0-9]+\.?[0-9]*)\s*)?)");
+  std::smatch m;
+  if (std::regex_match(text, m, pi_expr)) {
+    const double a = m[1].matched ? std::stod(m[1].str()) : 1.0;
+    const double b = m[2].matched ? std::stod(m[2].str()) : 1.0;
+    if (b == 0) throw std::invalid_argument(text);
+    return a * M_PI / b;
+  }
+  std::size_t used = 0;
+  const double x = std::stod(text, &used);
+  if (text.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(text);
+  return x;
+}
+
+Config parse_deck(const std::string& text, const std::string& source,
+                  const std::vector<std::string>& overrides) {
+  Locator loc(source);
+  Config c;
+  c.source = source;
+  c.text = text;
+  c.overrides = overrides;
+
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}: YAML syntax error at column {}: {}", source, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap())
+    throw InputError(fmt::format("{}:{}: deck: expected a mapping of sections (grid:, run:, ...), found {}",
+                                 source, line_of(root), describe(root)));
+  for (const auto& item : overrides) apply_override(root, item, loc);
+
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    bool ok = false;
+    for (const auto& s : kSections) ok = ok || s == key;
+    if (!ok)
+      loc.fail(key, line_of(it->first), "a section name (grid, run, output, poisson)",
+               "unknown section '" + key + "'");
+  }
+
+  // ---- parse (defaults are the struct initialisers)
+  {
+    Section s(root, "grid", loc, c.lines, true);
+    c.grid.nx = s.get_int("nx", 0, true);
+    c.grid.ny = s.get_int("ny", c.grid.nx);
+    c.grid.lx = s.get_double("lx", c.grid.lx, true);
+    c.grid.ly = s.get_double("ly", c.grid.lx, true);
+    c.grid.dealias = s.get_choice("dealias", "two-thirds", {"two-thirds", "none"}) == "none"
+                         ? Dealias::None
+                         : Dealias::TwoThirds;
+    s.finish();
+  }
+  {
+    Section s(root, "run", loc, c.lines, false);
+    c.run.backend = s.get_choice("backend", c.run.backend, {"auto", "cuda", "cpu"});
+    c.run.precision = s.get_choice("precision", "double", {"double", "single"}) == "single"
+                          ? Precision::Single
+                          : Precision::Double;
+    c.run.device = s.get_int("device", c.run.device);
+    c.run.threads = s.get_int("threads", c.run.threads);
+    s.finish();
+  }
+  {
+    Section s(root, "output", loc, c.lines, false);
+    c.output.directory = s.get_string("directory", c.output.directory);
+    s.finish();
+  }
+  {
+    Section s(root, "poisson", loc, c.lines, false);
+    c.poisson.rhs = s.get_choice("rhs", c.poisson.rhs, {"gaussian"});
+    c.poisson.sigma = s.get_double("sigma", c.poisson.sigma, true);
+    // ---- derive: the Gaussian sits at the box centre unless placed
+    c.poisson.x0 = s.get_double("x0", c.grid.lx / 2, true);
+    c.poisson.y0 = s.get_double("y0", c.grid.ly / 2, true);
+    c.poisson.gauge = s.get_choice("gauge", c.poisson.gauge, {"corner", "zero-mean"});
+    s.finish();
+  }
+
+  // ---- validate
+  validate(c, loc);
+  return c;
+}
+
+Config load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open deck '{}': {}", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("cannot read deck '{}'", path));
+  return parse_deck(ss.str(), path, overrides);
+}
+
+namespace {
+//! Shortest text that reads back to the same double (0.1, not 0.10000000000000001).
+std::string exact(double x) { return fmt::format("{}", x); }
+}  // namespace
+
+std::string resolved_yaml(const Config& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "nx" << YAML::Value << c.grid.nx;
+  out << YAML::Key << "ny" << YAML::Value << c.grid.ny;
+  out << YAML::Key << "lx" << YAML::Value << exact(c.grid.lx);
+  out << YAML::Key << "ly" << YAML::Value << exact(c.grid.ly);
+  out << YAML::Key << "dealias" << YAML::Value
+      << (c.grid.dealias == Dealias::None ? "none" : "two-thirds");
+  out << YAML::EndMap;
+  out << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "backend" << YAML::Value << c.run.backend;
+  out << YAML::Key << "precision" << YAML::Value << to_string(c.run.precision);
+  out << YAML::Key << "device" << YAML::Value << c.run.device;
+  out << YAML::Key << "threads" << YAML::Value << c.run.threads;
+  out << YAML::EndMap;
+  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "directory" << YAML::Value << c.output.directory;
+  out << YAML::EndMap;
+  out << YAML::Key << "poisson" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "rhs" << YAML::Value << c.poisson.rhs;
+  out << YAML::Key << "sigma" << YAML::Value << exact(c.poisson.sigma);
+  out << YAML::Key << "x0" << YAML::Value << exact(c.poisson.x0);
+  out << YAML::Key << "y0" << YAML::Value << exact(c.poisson.y0);
+  out << YAML::Key << "gauge" << YAML::Value << c.poisson.gauge;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace cascade

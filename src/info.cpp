@@ -1,0 +1,43 @@
+//! @file `cascade info`: build, backends, devices, memory.
+#include <fftw3.h>
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <omp.h>
+
+#include "cascade/backend.hpp"
+#include "cascade/info.hpp"
+#include "cascade/version.hpp"
+
+namespace cascade {
+
+int run_info() {
+  fmt::print("cascade {} ({})\n", kVersion, kGitRevision);
+  fmt::print("build: {} , {}\n", kBuildType, kCxxCompiler);
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  fmt::print("libraries: {}, HDF5 {}.{}.{}\n", fftw_version, h5maj, h5min, h5rel);
+  fmt::print("python for postprocessing: {}\n",
+             *kPython ? kPython : "none found with numpy and h5py (install python3-numpy python3-h5py)");
+  fmt::print("backends:\n");
+  fmt::print("  cpu: FFTW + OpenMP, {} threads available\n", omp_get_max_threads());
+#if defined(CASCADE_HAVE_CUDA)
+  fmt::print("  cuda: built for architectures {}\n", kCudaArchitectures);
+  const std::string why = cuda_unavailable_reason();
+  if (!why.empty()) {
+    fmt::print("    {}\n", why);
+  } else {
+    for (const auto& d : cuda_devices())
+      fmt::print("    device {}: {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), L2 {:.0f} MiB\n",
+                 d.index, d.name, d.major, d.minor, d.multiprocessors, d.total_memory / 1073741824.0,
+                 d.free_memory / 1073741824.0, d.l2_bytes / 1048576.0);
+  }
+#else
+  fmt::print("  cuda: not built ({})\n", cuda_unavailable_reason());
+#endif
+  std::string reason;
+  const BackendKind k = resolve_backend("auto", reason);
+  fmt::print("run.backend: auto picks {} ({})\n", to_string(k), reason);
+  return 0;
+}
+
+}  // namespace cascade

@@ -1,0 +1,113 @@
+//! @file cascade's command line (CLI11): subcommands, and exceptions mapped to exit codes
+//! (0 done, 1 run failed, 2 bad input or usage).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cascade/bench.hpp"
+#include "cascade/config.hpp"
+#include "cascade/error.hpp"
+#include "cascade/info.hpp"
+#include "cascade/poisson.hpp"
+#include "cascade/version.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
+constexpr int kExitBadInput = 2;
+
+cascade::Config load(const std::string& deck, const std::vector<std::string>& sets,
+                     const std::string& output) {
+  std::vector<std::string> overrides = sets;
+  if (!output.empty()) overrides.push_back("output.directory=" + output);
+  return cascade::load_deck(deck, overrides);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"cascade: pseudo-spectral solver for two-dimensional turbulence"};
+  app.set_version_flag("--version", std::string(cascade::kVersion) + " (" + cascade::kGitRevision + ")");
+  app.require_subcommand(1);
+
+  std::string deck, backend, output;
+  std::vector<std::string> sets;
+
+  auto* poisson = app.add_subcommand("poisson", "solve the spectral Poisson problem alone (writes poisson.h5)");
+  poisson->add_option("deck", deck, "YAML deck")->required();
+  poisson->add_option("--backend", backend, "auto | cuda | cpu (overrides run.backend)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  poisson->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
+  poisson->add_option("--output", output, "output directory (overrides output.directory)");
+
+  auto* check = app.add_subcommand("check", "validate a deck and print it resolved (defaults filled in)");
+  check->add_option("deck", deck, "YAML deck")->required();
+  check->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
+
+  app.add_subcommand("info", "build, backends, devices, memory");
+
+  cascade::BenchOptions bench_opts;
+  std::string bench_what = "fft";
+  std::vector<std::string> bench_precisions;
+  auto* bench = app.add_subcommand("bench", "benchmarks: fft");
+  bench->add_option("what", bench_what, "fft")->check(CLI::IsMember({"fft"}));
+  bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
+  bench->add_option("--precision", bench_precisions, "single | double (default both)")
+      ->check(CLI::IsMember({"single", "double"}));
+  bench->add_option("--repeats", bench_opts.repeats, "timed runs per row (median reported)")
+      ->check(CLI::Range(3, 100000));
+  bench->add_option("--csv", bench_opts.csv, "also write the table as CSV to this file");
+  bench->add_option("--device", bench_opts.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "cascade: error: %s (see cascade --help)\n", e.what());
+    return kExitBadInput;
+  }
+
+  if (poisson->parsed()) return cascade::run_poisson_command(load(deck, sets, output), backend);
+  if (check->parsed()) {
+    const cascade::Config c = load(deck, sets, "");
+    std::fputs(("# cascade " + std::string(cascade::kVersion) + ": resolved deck of " + deck + "\n").c_str(), stdout);
+    std::fputs(cascade::resolved_yaml(c).c_str(), stdout);
+    return kExitOk;
+  }
+  if (app.got_subcommand("info")) return cascade::run_info();
+  if (bench->parsed()) {
+    bench_opts.what = bench_what;
+    for (const auto& p : bench_precisions)
+      bench_opts.precisions.push_back(p == "single" ? cascade::Precision::Single : cascade::Precision::Double);
+    for (long n : bench_opts.sizes)
+      if (n < 4 || n > 65536) throw cascade::InputError(fmt::format("--n: expected a side in [4, 65536], found {}", n));
+    return cascade::run_fft_bench(bench_opts);
+  }
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const cascade::InputError& e) {
+    std::fprintf(stderr, "cascade: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const cascade::RunError& e) {
+    std::fprintf(stderr, "cascade: run failed: %s\n", e.what());
+    return kExitRunFailed;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cascade: run failed: out of host memory\n");
+    return kExitRunFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cascade: run failed: %s\n", e.what());
+    return kExitRunFailed;
+  }
+}

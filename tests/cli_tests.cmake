@@ -1,0 +1,28 @@
+# Command-line system tests: cascade_cli_test(NAME EXPECTED_RC REGEX ARGS...)
+set(D "${CMAKE_CURRENT_SOURCE_DIR}/data")
+set(DECK "${CMAKE_SOURCE_DIR}/input/poisson_gaussian.yaml")
+
+# Bad input: one line naming file, line and key; exit code 2; nothing written.
+cascade_cli_test(missing_file 2 "cannot open deck '.*nope.yaml': No such file" poisson "${D}/nope.yaml")
+cascade_cli_test(syntax_error 2 "bad_syntax.yaml:[0-9]+: YAML syntax error" poisson "${D}/bad_syntax.yaml")
+cascade_cli_test(unknown_key 2 "unknown_key.yaml:4: grid.nz: expected a known key of 'grid'.*found unknown key 'nz'" poisson "${D}/unknown_key.yaml")
+cascade_cli_test(wrong_type 2 "wrong_type.yaml:2: grid.nx: expected an integer, found 'sixty-four'" poisson "${D}/wrong_type.yaml")
+cascade_cli_test(bad_choice 2 "bad_choice.yaml:4: run.precision: expected one of double or single, found '8'" poisson "${D}/bad_choice.yaml")
+cascade_cli_test(odd_nx 2 "odd_nx.yaml:2: grid.nx: expected an even integer in \\[4, [0-9]+\\], found 63" poisson "${D}/odd_nx.yaml")
+cascade_cli_test(negative_nx 2 "negative_nx.yaml:2: grid.nx: expected an even integer.*found -64" poisson "${D}/negative_nx.yaml")
+cascade_cli_test(zero_nx 2 "zero_nx.yaml:2: grid.nx: expected an even integer.*found 0" poisson "${D}/zero_nx.yaml")
+cascade_cli_test(no_grid 2 "no_grid.yaml:[0-9]+: grid: expected a 'grid:' section" check "${D}/no_grid.yaml")
+cascade_cli_test(check_unknown_key 2 "unknown_key.yaml:4: grid.nz" check "${D}/unknown_key.yaml")
+cascade_cli_test(bad_set 2 "--set: expected section.key=value" check "${DECK}" --set nx64)
+cascade_cli_test(bad_set_value 2 "--set grid.nx: expected an even integer.*found 65" check "${DECK}" --set grid.nx=65)
+cascade_cli_test(unknown_subcommand 2 "error" frobnicate)
+cascade_cli_test(no_subcommand 2 "error" )
+cascade_cli_test(bad_backend_flag 2 "error.*backend" poisson "${DECK}" --backend gpu)
+
+# Good input.
+cascade_cli_test(help 0 "poisson" --help)
+cascade_cli_test(info 0 "backends:" info)
+cascade_cli_test(check_resolves 0 "nx: 128" check "${DECK}" --set grid.nx=128)
+cascade_cli_test(poisson_cpu 0 "L-infinity error: 2\\.40419[0-9]e-05" poisson "${DECK}" --backend cpu --output out)
+cascade_cli_test(poisson_auto 0 "backend: (cpu|cuda).*\\[(auto|requested)" poisson "${DECK}" --output out)
+cascade_cli_test(bench_fft_cpu 0 "cpu +double +64" bench fft --n 64 --repeats 3 --precision double)
