@@ -52,10 +52,10 @@ int run(int argc, char** argv) {
   app.add_subcommand("info", "build, backends, devices, memory");
 
   cascade::BenchOptions bench_opts;
-  std::string bench_what = "fft";
+  std::string bench_what = "reduction";
   std::vector<std::string> bench_precisions;
-  auto* bench = app.add_subcommand("bench", "benchmarks: fft");
-  bench->add_option("what", bench_what, "fft")->check(CLI::IsMember({"fft"}));
+  auto* bench = app.add_subcommand("bench", "benchmarks: reduction | fft");
+  bench->add_option("what", bench_what, "reduction (default) | fft")->check(CLI::IsMember({"reduction", "fft"}));
   bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
   bench->add_option("--precision", bench_precisions, "single | double (default both)")
       ->check(CLI::IsMember({"single", "double"}));
@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
       bench_opts.precisions.push_back(p == "single" ? cascade::Precision::Single : cascade::Precision::Double);
     for (long n : bench_opts.sizes)
       if (n < 4 || n > 65536) throw cascade::InputError(fmt::format("--n: expected a side in [4, 65536], found {}", n));
-    return cascade::run_fft_bench(bench_opts);
+    return bench_what == "fft" ? cascade::run_fft_bench(bench_opts) : cascade::run_reduction_bench(bench_opts);
   }
   return kExitBadInput;
 }
