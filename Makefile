@@ -4,7 +4,7 @@
 # Variables: BUILD (build directory), CMAKE_FLAGS (e.g. -DCASCADE_CUDA=OFF), DECK, JOBS.
 
 BUILD       ?= build
-DECK        ?= input/poisson_gaussian.yaml
+DECK        ?= input/decaying.yaml
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
@@ -27,7 +27,7 @@ build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/cascade poisson $(DECK)
+	./$(BUILD)/cascade run $(DECK)
 
 test: build
 	@./$(BUILD)/cascade info | sed -n '/^backends:/,$$p'

@@ -2,11 +2,15 @@
 #include <fftw3.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
 
+#include <vector>
+
 #include "backend_impl.hpp"
+#include "kernels/reduction_ops.cuh"
 
 namespace cascade {
 namespace {
@@ -76,8 +80,7 @@ class CpuExec {
  public:
   static constexpr BackendKind kKind = BackendKind::Cpu;
 
-  CpuExec(const Grid& grid, int threads)
-      : threads_(threads > 0 ? threads : omp_get_max_threads()) {
+  CpuExec(const Grid& grid, int threads) : threads_(threads > 0 ? threads : auto_threads(grid)) {
     F::init_threads();
     // Plan on scratch arrays (FFTW_ESTIMATE never touches them); every buffer comes from
     // fftw_malloc, so the new-array execute functions see the same alignment.
@@ -99,6 +102,14 @@ class CpuExec {
   CpuExec(const CpuExec&) = delete;
   CpuExec& operator=(const CpuExec&) = delete;
 
+  //! run.threads = 0: one thread per 16384 points, up to OpenMP's maximum. Small grids run on
+  //! one thread: their loops take microseconds, and spinning threads would only contend
+  //! (worst when several runs or tests share the cores).
+  static int auto_threads(const Grid& grid) {
+    const std::size_t by_size = std::max<std::size_t>(1, grid.size() / 16384);
+    return static_cast<int>(std::min<std::size_t>(by_size, std::size_t(omp_get_max_threads())));
+  }
+
   std::string description() const {
     return std::string("cpu (") + fftw_version + ", " + std::to_string(threads_) + " threads)";
   }
@@ -118,6 +129,10 @@ class CpuExec {
   void copy_from_host(const T* src, T* dst, std::size_t n) const {
     if (n) std::memcpy(dst, src, n * sizeof(T));
   }
+  template <class T>
+  void copy_device(const T* src, T* dst, std::size_t n) const {
+    if (n && src != dst) std::memcpy(dst, src, n * sizeof(T));
+  }
   void synchronize() const {}
 
   template <class Fn>
@@ -125,6 +140,43 @@ class CpuExec {
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::ptrdiff_t idx = 0; idx < count; ++idx) f(static_cast<std::size_t>(idx));
+  }
+
+  //! Apply f to every index and return the NaN-propagating maximum of what it returns.
+  template <class Fn>
+  Real for_each_max(std::size_t n, const Fn& f) const {
+    const MaxOp<Real> op;
+    std::vector<Real> partial(threads_, MaxOp<Real>::identity());
+    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(threads_)
+    {
+      Real acc = MaxOp<Real>::identity();
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t idx = 0; idx < count; ++idx) acc = op(acc, f(static_cast<std::size_t>(idx)));
+      partial[omp_get_thread_num()] = acc;
+    }
+    Real result = MaxOp<Real>::identity();
+    for (Real p : partial) result = op(result, p);
+    return result;
+  }
+
+  //! Sum of f(idx) over every index, combined in thread order (deterministic for a given
+  //! thread count).
+  template <class Fn>
+  auto transform_sum(std::size_t n, const Fn& f) const -> decltype(f(std::size_t(0))) {
+    using R = decltype(f(std::size_t(0)));
+    std::vector<R> partial(threads_, R{});
+    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(threads_)
+    {
+      R acc{};
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t idx = 0; idx < count; ++idx) acc = acc + f(static_cast<std::size_t>(idx));
+      partial[omp_get_thread_num()] = acc;
+    }
+    R result{};
+    for (const R& p : partial) result = result + p;
+    return result;
   }
 
   void forward(const Real* in, Cplx* out) const {

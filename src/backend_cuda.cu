@@ -7,7 +7,12 @@
 #include <cstdlib>
 #include <string>
 
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
 #include "backend_impl.hpp"
+#include "cascade/reduction.hpp"
+#include "kernels/reduction.cuh"
 #include "cuda_check.hpp"
 
 namespace cascade {
@@ -76,6 +81,27 @@ __global__ void for_each_kernel(std::size_t n, Fn f) {
     f(idx);
 }
 
+//! The grid-stride loop of for_each_kernel, keeping the NaN-propagating maximum of what the
+//! functor returns: the first level of the cascade (per thread, then per block by warp
+//! shuffles); the per-block partials are then combined by reduce_device.
+template <int BLOCK, class Real, class Fn>
+__global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f, Real* d_partials) {
+  const MaxOp<Real> op;
+  Real acc = MaxOp<Real>::identity();
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
+    acc = op(acc, f(idx));
+  acc = reduction_kernels::block_reduce_shuffle<BLOCK>(acc, op);
+  if (threadIdx.x == 0) d_partials[blockIdx.x] = acc;
+}
+
+struct AddOp {
+  template <class T>
+  __host__ __device__ T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
+};
+
 void device_free(void* p) noexcept {
   const cudaError_t rc = cudaFree(p);
   if (rc != cudaSuccess) std::fprintf(stderr, "cascade: cudaFree failed: %s\n", cudaGetErrorString(rc));
@@ -133,8 +159,17 @@ class CudaExec {
     CASCADE_CUFFT_CHECK(cufftSetStream(forward_, stream_));
     CASCADE_CUFFT_CHECK(cufftSetStream(inverse_, stream_));
     blocks_cap_ = prop_.multiProcessorCount * 16;
+    // Scratch of the fused max passes: one partial per block, the cascade's scratch, a result.
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_partials_, sizeof(Real) * blocks_cap_));
+    scratch_bytes_ = reduction_scratch_bytes<Real>();
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_scratch_, scratch_bytes_ + sizeof(Real)));
+    CASCADE_CUDA_CHECK(cudaMemset(d_scratch_, 0, scratch_bytes_ + sizeof(Real)));
+    d_result_ = reinterpret_cast<Real*>(static_cast<char*>(d_scratch_) + scratch_bytes_);
   }
   ~CudaExec() {
+    if (d_partials_) cudaFree(d_partials_);
+    if (d_scratch_) cudaFree(d_scratch_);
+    if (d_sum_temp_) cudaFree(d_sum_temp_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -176,7 +211,54 @@ class CudaExec {
     // The host vector may be freed or changed right after this call returns.
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+  template <class U>
+  void copy_device(const U* d_src, U* d_dst, std::size_t n) const {
+    if (!n || d_src == d_dst) return;
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, n * sizeof(U), cudaMemcpyDeviceToDevice, stream_));
+  }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  //! Apply f to every index; return the NaN-propagating maximum of its results (one pass over
+  //! the data: the maximum is fused into the kernel that does the work).
+  template <class Fn>
+  Real for_each_max(std::size_t n, const Fn& f) {
+    constexpr int kThreads = 256;
+    const std::size_t want = (n + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
+    for_each_max_kernel<kThreads, Real><<<blocks, kThreads, 0, stream_>>>(n, f, d_partials_);
+    CASCADE_CUDA_CHECK_LAUNCH();
+    std::size_t bytes = scratch_bytes_;
+    reduce_device<Real>(d_scratch_, bytes, ReduceOp::Max, d_partials_, std::size_t(blocks), d_result_,
+                        Combine::Fused, stream_);
+    Real result;
+    copy_to_host(d_result_, &result, 1);
+    return result;
+  }
+
+  //! Sum of f(idx) over every index (CUB TransformReduce over a counting iterator).
+  template <class Fn>
+  auto transform_sum(std::size_t n, const Fn& f) -> decltype(f(std::size_t(0))) {
+    using R = decltype(f(std::size_t(0)));
+    const thrust::counting_iterator<std::size_t> first(0);
+    std::size_t bytes = 0;
+    CASCADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, bytes, first, static_cast<R*>(nullptr), n,
+                                                          AddOp{}, f, R{}, stream_));
+    bytes += sizeof(R) + 256;
+    if (bytes > sum_temp_bytes_) {  // grows once, then reused
+      if (d_sum_temp_) CASCADE_CUDA_CHECK(cudaFree(d_sum_temp_));
+      d_sum_temp_ = nullptr;
+      CASCADE_CUDA_CHECK(cudaMalloc(&d_sum_temp_, bytes));
+      sum_temp_bytes_ = bytes;
+    }
+    R* d_out = static_cast<R*>(d_sum_temp_);
+    void* d_temp = static_cast<char*>(d_sum_temp_) + 256;
+    std::size_t temp_bytes = sum_temp_bytes_ - 256;
+    CASCADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, first, d_out, n, AddOp{}, f, R{},
+                                                          stream_));
+    R result;
+    copy_to_host(d_out, &result, 1);
+    return result;
+  }
 
   template <class Fn>
   void for_each(std::size_t n, const Fn& f) const {
@@ -202,6 +284,12 @@ class CudaExec {
   cufftHandle forward_ = 0;
   cufftHandle inverse_ = 0;
   int blocks_cap_ = 1024;
+  Real* d_partials_ = nullptr;
+  void* d_scratch_ = nullptr;
+  std::size_t scratch_bytes_ = 0;
+  Real* d_result_ = nullptr;
+  void* d_sum_temp_ = nullptr;
+  std::size_t sum_temp_bytes_ = 0;
 };
 
 }  // namespace

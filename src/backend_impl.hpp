@@ -13,6 +13,7 @@
 
 #include "cascade/backend.hpp"
 #include "cascade/error.hpp"
+#include "kernels/ns_ops.cuh"
 #include "kernels/pointwise_ops.cuh"
 #include "kernels/spectral_ops.cuh"
 
@@ -87,6 +88,93 @@ class BackendImpl final : public Backend<Real> {
     check_real(a);
     exec_.for_each(a.size(), AddConstant<Real>{c, a.data()});
   }
+  void copy(const Buffer<Cplx>& src, Buffer<Cplx>& dst) override {
+    check_spectral(src);
+    check_spectral(dst);
+    exec_.copy_device(src.data(), dst.data(), src.size());
+  }
+
+  void velocity_hat(const Buffer<Cplx>& w, Buffer<Cplx>& u, Buffer<Cplx>& v) override {
+    check_spectral(w, u, v);
+    exec_.for_each(w.size(), VelocityFromVorticity<Real>{shape(), inv_n(), w.data(), u.data(), v.data()});
+  }
+  void advective_inputs(const Buffer<Cplx>& w, Buffer<Cplx>& u, Buffer<Cplx>& v, Buffer<Cplx>& wx,
+                        Buffer<Cplx>& wy) override {
+    check_spectral(w, u, v);
+    check_spectral(wx, wy);
+    exec_.for_each(w.size(), AdvectiveInputs<Real>{shape(), inv_n(), w.data(), u.data(), v.data(),
+                                                   wx.data(), wy.data()});
+  }
+  Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v) override {
+    check_real(u);
+    check_real(v);
+    return exec_.for_each_max(u.size(), BasdevantProducts<Real>{cfl_speed(), u.data(), v.data()});
+  }
+  Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
+                         const Buffer<Real>& wy) override {
+    check_real(u);
+    check_real(v);
+    check_real(wx);
+    check_real(wy);
+    return exec_.for_each_max(u.size(),
+                              AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
+  }
+  void basdevant_combine(const Buffer<Cplx>& uv, const Buffer<Cplx>& d, const Buffer<Cplx>* f,
+                         Buffer<Cplx>& n) override {
+    check_spectral(uv, d, n);
+    if (f) check_spectral(*f);
+    exec_.for_each(n.size(), BasdevantCombine<Real>{shape(), mask(), uv.data(), d.data(),
+                                                    f ? f->data() : nullptr, n.data()});
+  }
+  void advective_combine(const Buffer<Cplx>& p, const Buffer<Cplx>* f, Buffer<Cplx>& n) override {
+    check_spectral(p);
+    check_spectral(n);
+    if (f) check_spectral(*f);
+    exec_.for_each(n.size(),
+                   AdvectiveCombine<Real>{shape(), mask(), p.data(), f ? f->data() : nullptr, n.data()});
+  }
+  void apply_mask(Buffer<Cplx>& a) override {
+    check_spectral(a);
+    exec_.for_each(a.size(), ApplyMask<Real>{shape(), mask(), a.data()});
+  }
+  void ifrk_stage(const LinearCoefficients& lin, const StageCoefficients& c, const Buffer<Cplx>* W,
+                  Buffer<Cplx>& S, Buffer<Cplx>& K) override {
+    check_spectral(S);
+    check_spectral(K);
+    if (W) check_spectral(*W);
+    exec_.for_each(S.size(), IfRkStage<Real>{shape(), linear(lin), Real(c.h), Real(c.dS), Real(c.hb), c.last,
+                                             Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha),
+                                             W ? W->data() : nullptr, S.data(), K.data()});
+  }
+  SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& w,
+                             const Buffer<Cplx>* f) override {
+    check_spectral(w);
+    if (f) check_spectral(*f);
+    return exec_.transform_sum(w.size(), SpectralSumsOfMode<Real>{shape(), linear(lin), w.data(),
+                                                                  f ? f->data() : nullptr});
+  }
+  Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) override {
+    check_real(u);
+    check_real(v);
+    return exec_.for_each_max(u.size(), Speed<Real>{u.data(), v.data()});
+  }
+  void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& w) override {
+    check_spectral(w);
+    exec_.for_each(w.size(), RandomVorticity<Real>{shape(), mask(), k0, seed, w.data()});
+  }
+  void taylor_green_vorticity(int mode, double amplitude, Buffer<Real>& w) override {
+    check_real(w);
+    const Grid& g = this->grid_;
+    exec_.for_each(w.size(), TaylorGreenVorticity<Real>{g.nx, Real(g.dx()), Real(g.dy()),
+                                                        mode * 2 * M_PI / g.lx, mode * 2 * M_PI / g.ly,
+                                                        amplitude, w.data()});
+  }
+  void kolmogorov_forcing(double chi, int n_f, Buffer<Real>& f) override {
+    check_real(f);
+    const Grid& g = this->grid_;
+    exec_.for_each(f.size(), KolmogorovVorticityForcing<Real>{g.nx, Real(g.dy()), chi,
+                                                              n_f * 2 * M_PI / g.ly, f.data()});
+  }
 
  private:
   SpectralShape<Real> shape() const {
@@ -98,6 +186,18 @@ class BackendImpl final : public Backend<Real> {
     return {g.nx, g.ny, Real(g.dx()), Real(g.dy())};
   }
   Real inv_n() const { return Real(1.0 / double(this->grid_.size())); }
+  DealiasMask<Real> mask() const { return {this->grid_.dealias == Dealias::TwoThirds}; }
+  CflSpeed<Real> cfl_speed() const {
+    return {Real(1.0 / this->grid_.dx()), Real(1.0 / this->grid_.dy())};
+  }
+  static LinearOperator<Real> linear(const LinearCoefficients& c) {
+    return {Real(c.nu), c.p, Real(c.mu), Real(c.alpha), c.q, Real(c.beta)};
+  }
+  template <class... More>
+  void check_spectral(const Buffer<Cplx>& a, const Buffer<Cplx>& b, const More&... more) const {
+    check_spectral(a);
+    check_spectral(b, more...);
+  }
 
   void check_real(const Buffer<Real>& b) const {
     if (b.size() != this->grid_.size()) throw RunError("backend: real buffer of the wrong size");

@@ -180,7 +180,8 @@ class Section {
   std::vector<std::string> read_order_;
 };
 
-const std::vector<std::string> kSections = {"grid", "run", "output", "poisson"};
+const std::vector<std::string> kSections = {"grid", "physics", "forcing", "initial", "time",
+                                            "run", "output", "poisson"};
 
 void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
   const auto eq = item.find('=');
@@ -229,6 +230,53 @@ void validate(const Config& c, const Locator& loc) {
   check(c.run.device >= 0, loc, c, "run.device", "a device index >= 0", std::to_string(c.run.device));
   check(c.run.threads >= 0, loc, c, "run.threads", "a thread count >= 0 (0 = all cores)",
         std::to_string(c.run.threads));
+  auto nonneg = [&](double x, const char* key) {
+    check(std::isfinite(x) && x >= 0, loc, c, key, "a finite value >= 0", num(x));
+  };
+  const PhysicsConfig& ph = c.physics;
+  nonneg(ph.nu, "physics.nu");
+  nonneg(ph.mu, "physics.mu");
+  nonneg(ph.alpha, "physics.alpha");
+  check(std::isfinite(ph.beta), loc, c, "physics.beta", "a finite number", num(ph.beta));
+  check(ph.nu_order >= 1 && ph.nu_order <= 32, loc, c, "physics.nu_order", "an integer in [1, 32]",
+        std::to_string(ph.nu_order));
+  check(ph.alpha_order >= 1 && ph.alpha_order <= 32, loc, c, "physics.alpha_order", "an integer in [1, 32]",
+        std::to_string(ph.alpha_order));
+  const int band = (std::min(g.nx, g.ny) - 1) / 3;  // largest wavenumber index the 2/3 rule keeps
+  const ForcingConfig& f = c.forcing;
+  if (f.type == "kolmogorov") {
+    check(std::isfinite(f.amplitude), loc, c, "forcing.amplitude", "a finite number", num(f.amplitude));
+    check(f.wavenumber >= 1 && 3 * f.wavenumber < g.ny, loc, c, "forcing.wavenumber",
+          fmt::format("an integer in [1, {}] (below ny/3: kept by the 2/3 rule)", (g.ny - 1) / 3),
+          std::to_string(f.wavenumber));
+  }
+  const InitialConfig& ic = c.initial;
+  if (ic.type == "random") {
+    check(ic.seed >= 0, loc, c, "initial.seed", "an integer >= 0", std::to_string(ic.seed));
+    check(std::isfinite(ic.k0) && ic.k0 > 0, loc, c, "initial.k0", "a positive wavenumber", num(ic.k0));
+    check(std::isfinite(ic.energy) && ic.energy > 0, loc, c, "initial.energy", "a positive energy",
+          num(ic.energy));
+  }
+  if (ic.type == "taylor-green") {
+    check(std::isfinite(ic.amplitude), loc, c, "initial.amplitude", "a finite number", num(ic.amplitude));
+    check(ic.mode >= 1 && ic.mode <= band, loc, c, "initial.mode",
+          fmt::format("an integer in [1, {}] (below min(nx, ny)/3)", band), std::to_string(ic.mode));
+  }
+  const TimeConfig& t = c.time;
+  check(std::isfinite(t.t_end) && t.t_end > 0, loc, c, "time.t_end", "a positive finite time", num(t.t_end));
+  check(std::isfinite(t.cfl) && t.cfl > 0 && t.cfl <= 5, loc, c, "time.cfl", "a number in (0, 5]", num(t.cfl));
+  check(std::isfinite(t.dt_max) && t.dt_max > 0, loc, c, "time.dt_max", "a positive finite time step",
+        num(t.dt_max));
+  check(std::isfinite(t.dt_min) && t.dt_min >= 0 && t.dt_min < t.dt_max, loc, c, "time.dt_min",
+        "a time step in [0, dt_max)", num(t.dt_min));
+  nonneg(t.dt_initial, "time.dt_initial");
+  check(std::isfinite(t.growth) && t.growth >= 1, loc, c, "time.growth", "a factor >= 1", num(t.growth));
+  check(t.max_steps >= 0, loc, c, "time.max_steps", "a step count >= 0 (0 = no limit)",
+        std::to_string(t.max_steps));
+  check(std::isfinite(c.output.diagnostics_every) && c.output.diagnostics_every > 0, loc, c,
+        "output.diagnostics_every", "a positive simulation time", num(c.output.diagnostics_every));
+  check(c.output.print_every >= 1, loc, c, "output.print_every", "a step count >= 1",
+        std::to_string(c.output.print_every));
   const PoissonConfig& p = c.poisson;
   check(std::isfinite(p.sigma) && p.sigma > 0, loc, c, "poisson.sigma", "a positive finite width",
         num(p.sigma));
@@ -282,7 +330,8 @@ Config parse_deck(const std::string& text, const std::string& source,
     bool ok = false;
     for (const auto& s : kSections) ok = ok || s == key;
     if (!ok)
-      loc.fail(key, line_of(it->first), "a section name (grid, run, output, poisson)",
+      loc.fail(key, line_of(it->first),
+               "a section name (grid, physics, forcing, initial, time, run, output, poisson)",
                "unknown section '" + key + "'");
   }
 
@@ -296,6 +345,52 @@ Config parse_deck(const std::string& text, const std::string& source,
     c.grid.dealias = s.get_choice("dealias", "two-thirds", {"two-thirds", "none"}) == "none"
                          ? Dealias::None
                          : Dealias::TwoThirds;
+    c.grid.nonlinear = s.get_choice("nonlinear", "basdevant", {"basdevant", "advective"}) == "advective"
+                           ? NonlinearForm::Advective
+                           : NonlinearForm::Basdevant;
+    s.finish();
+  }
+  {
+    Section s(root, "physics", loc, c.lines, false);
+    PhysicsConfig& p = c.physics;
+    p.nu = s.get_double("nu", p.nu);
+    p.nu_order = s.get_int("nu_order", p.nu_order);
+    p.mu = s.get_double("mu", p.mu);
+    p.alpha = s.get_double("alpha", p.alpha);
+    p.alpha_order = s.get_int("alpha_order", p.alpha_order);
+    p.beta = s.get_double("beta", p.beta);
+    s.finish();
+  }
+  {
+    Section s(root, "forcing", loc, c.lines, false);
+    ForcingConfig& f = c.forcing;
+    f.type = s.get_choice("type", f.type, {"none", "kolmogorov"});
+    f.amplitude = s.get_double("amplitude", f.amplitude);
+    f.wavenumber = s.get_int("wavenumber", f.wavenumber);
+    s.finish();
+  }
+  {
+    Section s(root, "initial", loc, c.lines, false);
+    InitialConfig& i = c.initial;
+    i.type = s.get_choice("type", i.type, {"random", "taylor-green", "zero"});
+    i.seed = s.get_int("seed", i.seed);
+    i.k0 = s.get_double("k0", i.k0);
+    i.energy = s.get_double("energy", i.energy);
+    i.amplitude = s.get_double("amplitude", i.amplitude);
+    i.mode = s.get_int("mode", i.mode);
+    s.finish();
+  }
+  {
+    Section s(root, "time", loc, c.lines, false);
+    TimeConfig& t = c.time;
+    t.t_end = s.get_double("t_end", t.t_end);
+    t.cfl = s.get_double("cfl", t.cfl);
+    t.dt_max = s.get_double("dt_max", t.dt_max);
+    t.dt_min = s.get_double("dt_min", t.dt_min);
+    t.dt_initial = s.get_double("dt_initial", t.dt_initial);
+    t.growth = s.get_double("growth", t.growth);
+    t.stepper = s.get_choice("stepper", t.stepper, {"rk4", "rk3"});
+    t.max_steps = s.get_int("max_steps", int(t.max_steps));
     s.finish();
   }
   {
@@ -311,6 +406,8 @@ Config parse_deck(const std::string& text, const std::string& source,
   {
     Section s(root, "output", loc, c.lines, false);
     c.output.directory = s.get_string("directory", c.output.directory);
+    c.output.diagnostics_every = s.get_double("diagnostics_every", c.output.diagnostics_every);
+    c.output.print_every = s.get_int("print_every", c.output.print_every);
     s.finish();
   }
   {
@@ -353,6 +450,39 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "ly" << YAML::Value << exact(c.grid.ly);
   out << YAML::Key << "dealias" << YAML::Value
       << (c.grid.dealias == Dealias::None ? "none" : "two-thirds");
+  out << YAML::Key << "nonlinear" << YAML::Value
+      << (c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant");
+  out << YAML::EndMap;
+  out << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "nu" << YAML::Value << exact(c.physics.nu);
+  out << YAML::Key << "nu_order" << YAML::Value << c.physics.nu_order;
+  out << YAML::Key << "mu" << YAML::Value << exact(c.physics.mu);
+  out << YAML::Key << "alpha" << YAML::Value << exact(c.physics.alpha);
+  out << YAML::Key << "alpha_order" << YAML::Value << c.physics.alpha_order;
+  out << YAML::Key << "beta" << YAML::Value << exact(c.physics.beta);
+  out << YAML::EndMap;
+  out << YAML::Key << "forcing" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "type" << YAML::Value << c.forcing.type;
+  out << YAML::Key << "amplitude" << YAML::Value << exact(c.forcing.amplitude);
+  out << YAML::Key << "wavenumber" << YAML::Value << c.forcing.wavenumber;
+  out << YAML::EndMap;
+  out << YAML::Key << "initial" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "type" << YAML::Value << c.initial.type;
+  out << YAML::Key << "seed" << YAML::Value << c.initial.seed;
+  out << YAML::Key << "k0" << YAML::Value << exact(c.initial.k0);
+  out << YAML::Key << "energy" << YAML::Value << exact(c.initial.energy);
+  out << YAML::Key << "amplitude" << YAML::Value << exact(c.initial.amplitude);
+  out << YAML::Key << "mode" << YAML::Value << c.initial.mode;
+  out << YAML::EndMap;
+  out << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "t_end" << YAML::Value << exact(c.time.t_end);
+  out << YAML::Key << "cfl" << YAML::Value << exact(c.time.cfl);
+  out << YAML::Key << "dt_max" << YAML::Value << exact(c.time.dt_max);
+  out << YAML::Key << "dt_min" << YAML::Value << exact(c.time.dt_min);
+  out << YAML::Key << "dt_initial" << YAML::Value << exact(c.time.dt_initial);
+  out << YAML::Key << "growth" << YAML::Value << exact(c.time.growth);
+  out << YAML::Key << "stepper" << YAML::Value << c.time.stepper;
+  out << YAML::Key << "max_steps" << YAML::Value << c.time.max_steps;
   out << YAML::EndMap;
   out << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "backend" << YAML::Value << c.run.backend;
@@ -362,6 +492,8 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::EndMap;
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "directory" << YAML::Value << c.output.directory;
+  out << YAML::Key << "diagnostics_every" << YAML::Value << exact(c.output.diagnostics_every);
+  out << YAML::Key << "print_every" << YAML::Value << c.output.print_every;
   out << YAML::EndMap;
   out << YAML::Key << "poisson" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "rhs" << YAML::Value << c.poisson.rhs;

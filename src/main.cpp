@@ -15,6 +15,7 @@
 #include "cascade/error.hpp"
 #include "cascade/info.hpp"
 #include "cascade/poisson.hpp"
+#include "cascade/run.hpp"
 #include "cascade/version.hpp"
 
 namespace {
@@ -37,6 +38,13 @@ int run(int argc, char** argv) {
 
   std::string deck, backend, output;
   std::vector<std::string> sets;
+
+  auto* run_cmd = app.add_subcommand("run", "run a deck: vorticity equation to time.t_end");
+  run_cmd->add_option("deck", deck, "YAML deck")->required();
+  run_cmd->add_option("--backend", backend, "auto | cuda | cpu (overrides run.backend)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  run_cmd->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
+  run_cmd->add_option("--output", output, "output directory (overrides output.directory)");
 
   auto* poisson = app.add_subcommand("poisson", "solve the spectral Poisson problem alone (writes poisson.h5)");
   poisson->add_option("deck", deck, "YAML deck")->required();
@@ -73,6 +81,7 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  if (run_cmd->parsed()) return cascade::run_command(load(deck, sets, output), backend);
   if (poisson->parsed()) return cascade::run_poisson_command(load(deck, sets, output), backend);
   if (check->parsed()) {
     const cascade::Config c = load(deck, sets, "");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cascade/buffer.hpp"
+#include "cascade/equation.hpp"
 #include "cascade/grid.hpp"
 #include "cascade/types.hpp"
 
@@ -62,6 +63,42 @@ class Backend {
   virtual void gaussian_poisson_problem(Real sigma, Real x0, Real y0, Buffer<Real>& rhs,
                                         Buffer<Real>* exact) = 0;
   virtual void add_constant(Buffer<Real>& a, Real c) = 0;
+  virtual void copy(const Buffer<Cplx>& src, Buffer<Cplx>& dst) = 0;
+
+  // ---- the vorticity equation (kernels/ns_ops.cuh); the state omega_hat is kept dealiased
+  //! u_hat, v_hat from omega_hat, scaled by 1/(nx ny) for the inverse transform.
+  virtual void velocity_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat) = 0;
+  //! u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled by 1/(nx ny).
+  virtual void advective_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat,
+                                Buffer<Cplx>& wx_hat, Buffer<Cplx>& wy_hat) = 0;
+  //! In place u <- u v, v <- v^2 - u^2; returns max(|u|/dx + |v|/dy) of the input (the CFL
+  //! maximum, fused into the product pass; NaN if any value is NaN).
+  virtual Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v) = 0;
+  //! wx <- -(u wx + v wy); returns max(|u|/dx + |v|/dy).
+  virtual Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
+                                 const Buffer<Real>& wy) = 0;
+  //! n_hat = mask[(kx^2 - ky^2) uv_hat + kx ky d_hat + forcing_hat] (forcing may be null).
+  virtual void basdevant_combine(const Buffer<Cplx>& uv_hat, const Buffer<Cplx>& d_hat,
+                                 const Buffer<Cplx>* forcing_hat, Buffer<Cplx>& n_hat) = 0;
+  //! n_hat = mask[product_hat + forcing_hat] (forcing may be null; in place allowed).
+  virtual void advective_combine(const Buffer<Cplx>& product_hat, const Buffer<Cplx>* forcing_hat,
+                                 Buffer<Cplx>& n_hat) = 0;
+  //! Zero the modes the dealiasing rule removes, and k = 0.
+  virtual void apply_mask(Buffer<Cplx>& a_hat) = 0;
+  //! One integrating-factor RK stage (ns_ops.cuh IfRkStage); W is null for low-storage tables.
+  virtual void ifrk_stage(const LinearCoefficients& lin, const StageCoefficients& c,
+                          const Buffer<Cplx>* W, Buffer<Cplx>& S, Buffer<Cplx>& K) = 0;
+  //! Energy, enstrophy, palinstrophy, dissipation, injection sums (before 1/(nx ny)^2).
+  virtual SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& omega_hat,
+                                     const Buffer<Cplx>* forcing_hat) = 0;
+  //! max sqrt(u^2 + v^2).
+  virtual Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) = 0;
+  //! McWilliams (1984) random vorticity, phases keyed by seed (not normalised).
+  virtual void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& omega_hat) = 0;
+  //! omega of psi = A sin(m kx0 x) sin(m ky0 y).
+  virtual void taylor_green_vorticity(int mode, double amplitude, Buffer<Real>& omega) = 0;
+  //! f = -chi k_f cos(k_f y), k_f = 2 pi n_f / ly (vorticity of the body force chi sin(k_f y)).
+  virtual void kolmogorov_forcing(double chi, int n_f, Buffer<Real>& f) = 0;
 
  protected:
   Grid grid_;

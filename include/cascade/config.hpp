@@ -15,23 +15,64 @@
 
 namespace cascade {
 
+enum class NonlinearForm { Basdevant, Advective };
+
 struct GridConfig {
   int nx = 0;              //!< required
   int ny = 0;              //!< default: nx
   double lx = 2 * M_PI;    //!< box length in x
   double ly = 0;           //!< default: lx
   Dealias dealias = Dealias::TwoThirds;
+  NonlinearForm nonlinear = NonlinearForm::Basdevant;  //!< how u.grad(omega) is evaluated
+};
+
+//! D(k) = nu k^(2 nu_order) + mu + alpha k^(-2 alpha_order); beta: the beta-plane term -beta v.
+struct PhysicsConfig {
+  double nu = 0;
+  int nu_order = 1;
+  double mu = 0;
+  double alpha = 0;
+  int alpha_order = 1;
+  double beta = 0;
+};
+
+struct ForcingConfig {
+  std::string type = "none";  //!< none | kolmogorov
+  double amplitude = 1;       //!< kolmogorov: chi, the body force chi sin(k_f y) in x
+  int wavenumber = 4;         //!< kolmogorov: n_f, k_f = 2 pi n_f / ly
+};
+
+struct InitialConfig {
+  std::string type = "random";  //!< random | taylor-green | zero
+  int seed = 1;                 //!< random: phases
+  double k0 = 6;                //!< random: peak wavenumber of E(k)
+  double energy = 0.5;          //!< random: total energy E = 1/2 <|u|^2>
+  double amplitude = 1;         //!< taylor-green: psi = A sin(m kx0 x) sin(m ky0 y)
+  int mode = 1;                 //!< taylor-green: m
+};
+
+struct TimeConfig {
+  double t_end = 1;
+  double cfl = 0.5;        //!< dt <= cfl / max(|u|/dx + |v|/dy)
+  double dt_max = 0.1;
+  double dt_min = 1e-10;
+  double dt_initial = 0;   //!< bound on the first step; 0 = none beyond cfl and dt_max
+  double growth = 1.1;     //!< dt <= growth * previous dt
+  std::string stepper = "rk4";  //!< rk4 | rk3
+  long max_steps = 0;      //!< stop after this many steps; 0 = no limit
 };
 
 struct RunConfig {
   std::string backend = "auto";  //!< auto | cuda | cpu
   Precision precision = Precision::Double;
   int device = 0;   //!< CUDA device index
-  int threads = 0;  //!< CPU threads, 0 = all (OpenMP default)
+  int threads = 0;  //!< CPU threads; 0 = one per 16384 points, up to OpenMP's maximum
 };
 
 struct OutputConfig {
   std::string directory = "output";
+  double diagnostics_every = 0.1;  //!< simulation time between rows of diagnostics.csv
+  int print_every = 100;           //!< steps between progress lines
 };
 
 struct PoissonConfig {
@@ -46,6 +87,10 @@ struct Config {
   std::string source;  //!< the deck's path, as given
   std::string text;    //!< the deck's text, as read (stored in every output file)
   GridConfig grid;
+  PhysicsConfig physics;
+  ForcingConfig forcing;
+  InitialConfig initial;
+  TimeConfig time;
   RunConfig run;
   OutputConfig output;
   PoissonConfig poisson;

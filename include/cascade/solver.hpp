@@ -1,0 +1,105 @@
+//! @file Solver<Real>: the vorticity equation on one backend. State, nonlinear term, stepper,
+//! time-step policy and diagnostics; no files and no printing (src/run.cpp does those).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cascade/backend.hpp"
+#include "cascade/cfl.hpp"
+#include "cascade/config.hpp"
+#include "cascade/equation.hpp"
+#include "cascade/error.hpp"
+#include "cascade/stepper.hpp"
+
+namespace cascade {
+
+//! One row of diagnostics (DESIGN.md section 4): domain means of the state at time t.
+struct Diagnostics {
+  long step = 0;
+  double t = 0;
+  double dt = 0;            //!< the step that ended at t (0 before the first)
+  double energy = 0;        //!< E = 1/2 <|u|^2>
+  double enstrophy = 0;     //!< Z = 1/2 <omega^2>
+  double palinstrophy = 0;  //!< P = 1/2 <|grad omega|^2>
+  double max_u = 0;         //!< max |u|
+  std::string cfl_limit = "none";
+  double injection = 0;     //!< dE/dt from the forcing
+  double dissipation = 0;   //!< -dE/dt from D(k) (viscosity, friction, hypoviscosity)
+};
+
+//! What one adaptive step did.
+struct StepReport {
+  double dt = 0;
+  DtLimit limit = DtLimit::DtMax;
+  bool landed = false;  //!< ended exactly on the output time
+  double cfl_rate = 0;  //!< max(|u|/dx + |v|/dy) at the start of the step
+};
+
+//! The run failed numerically (non-finite velocity, or a step below dt_min).
+struct BlowUp : RunError {
+  using RunError::RunError;
+};
+
+template <class Real>
+class Solver {
+ public:
+  using Cplx = Complex<Real>;
+
+  Solver(Backend<Real>& backend, const Config& config);
+
+  // ---- state
+  void initialise();  //!< from the deck's `initial` and `forcing` sections
+  void set_vorticity(const std::vector<Real>& omega);       //!< physical, ny x nx
+  void set_vorticity_hat(const std::vector<Cplx>& omega_hat);  //!< unnormalised DFT
+  void set_forcing(const std::vector<Real>& f);             //!< physical vorticity forcing
+  void clear_forcing();
+  std::vector<Real> vorticity();      //!< physical, ny x nx
+  std::vector<Cplx> vorticity_hat();  //!< the state, exactly
+  void set_time(double t, long step, double dt_prev);
+
+  // ---- time stepping
+  //! One step with dt from the policy, landing on t_output when it is within reach.
+  //! Throws BlowUp (step, time, dt and max velocity in the message).
+  StepReport step(double t_output);
+  //! One step of a fixed size (convergence tests).
+  void step_fixed(double dt);
+
+  // ---- diagnostics
+  Diagnostics diagnose();
+
+  double time() const { return t_; }
+  long steps() const { return step_; }
+  double last_dt() const { return dt_prev_; }
+  const IfRkTable& table() const { return table_; }
+  const DtPolicy& policy() const { return policy_; }
+  Backend<Real>& backend() { return b_; }
+  //! Device memory the solver holds (state, registers, workspace), in bytes.
+  std::size_t memory_bytes() const;
+
+ private:
+  Real nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k);
+  void advance(double h);
+  void normalise_energy(double energy);
+
+  Backend<Real>& b_;
+  Config config_;
+  const IfRkTable& table_;
+  LinearCoefficients lin_;
+  DtPolicy policy_;
+
+  Buffer<Cplx> S_, K_, W_;          // registers: S = omega_hat between steps
+  Buffer<Cplx> a_hat_, b_hat_;      // workspace (both forms)
+  Buffer<Cplx> c_hat_, d_hat_;      // workspace (advective form)
+  Buffer<Real> u_, v_;              // physical workspace (both forms)
+  Buffer<Real> wx_, wy_;            // physical workspace (advective form)
+  std::optional<Buffer<Cplx>> forcing_hat_;
+
+  double t_ = 0;
+  double dt_prev_ = 0;
+  long step_ = 0;
+  double stage1_rate_ = 0;  // CFL maximum of the current step's first stage
+};
+
+}  // namespace cascade

@@ -1,0 +1,382 @@
+//! @file The vorticity equation's per-mode and per-point operations, written once as
+//! CASCADE_HD functors and applied by both backends.
+//!
+//!   d(omega)/dt = L omega + N(omega) + F,   omega = -lap(psi), u = psi_y, v = -psi_x
+//!   L(k) = -D(k) + i beta kx / k^2,  D(k) = nu k^(2p) + mu + alpha k^(-2q)
+//!   N = -u.grad(omega), evaluated in advective form or in Basdevant's (1983) form
+//!       u.grad(omega) = (dxx - dyy)(uv) + dxy(v^2 - u^2)
+//! (-beta v = i beta kx psi_hat = i beta kx omega_hat / k^2 is linear and goes into L, so
+//! Rossby waves are integrated exactly with the viscous decay.)
+//!
+//! Storage: omega_hat is the unnormalised DFT of omega (FFTW/cuFFT convention); operations
+//! that feed an inverse transform take the factor scale = 1/(nx ny). The state is kept
+//! dealiased: every nonlinear term and forcing passes through the mask.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "cascade/equation.hpp"
+#include "cascade/types.hpp"
+#include "kernels/reduction_ops.cuh"
+#include "kernels/spectral_ops.cuh"
+
+namespace cascade {
+
+//! Modes kept: the 2/3 rule or, with dealias `none`, every mode but the Nyquist row and
+//! column (they have no real-valued odd derivative). k = 0 is kept here; its value is zero
+//! throughout (omega has zero mean).
+//!
+//! The 2/3 rule keeps |m| < nx/3 and |n| < ny/3, strictly: a product of two kept modes reaches
+//! 2K and aliases to 2K - N, which must fall outside the kept band, K < N/3. Where N is a
+//! multiple of 3 the mode |m| = N/3 itself would alias back onto -N/3, so it is zeroed too.
+template <class Real>
+struct DealiasMask {
+  bool two_thirds;
+  CASCADE_HD bool keep(const SpectralShape<Real>& s, int i, int j) const {
+    const int m = i, n = s.my(j) < 0 ? -s.my(j) : s.my(j);
+    if (s.nyquist_x(i) || s.nyquist_y(j)) return false;
+    return !two_thirds || (3 * m < s.nx && 3 * n < s.ny);
+  }
+};
+
+//! Coefficients of the linear operator L(k) = -D(k) + i beta kx / k^2.
+template <class Real>
+struct LinearOperator {
+  Real nu;
+  int p;
+  Real mu;
+  Real alpha;
+  int q;
+  Real beta;
+
+  //! D(k) for k^2 > 0.
+  CASCADE_HD Real damping(Real k2) const {
+    Real d = mu;
+    if (nu != Real(0)) d += nu * int_power(k2, p);
+    if (alpha != Real(0)) d += alpha / int_power(k2, q);
+    return d;
+  }
+  //! exp(L(k) tau): the integrating factor over a time tau, for one mode (1 at k = 0).
+  CASCADE_HD Complex<Real> propagator(Real kx, Real k2, Real tau) const {
+    if (k2 <= Real(0) || tau == Real(0)) return {Real(1), Real(0)};
+    const Real decay = exp(-damping(k2) * tau);
+    if (beta == Real(0)) return {decay, Real(0)};
+    const Real phase = beta * kx / k2 * tau;
+    return {decay * cos(phase), decay * sin(phase)};
+  }
+};
+
+template <class Real>
+CASCADE_HD inline Complex<Real> cmul(Complex<Real> a, Complex<Real> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class Real>
+CASCADE_HD inline Complex<Real> caxpy(Complex<Real> y, Real a, Complex<Real> x) {
+  return {y.re + a * x.re, y.im + a * x.im};
+}
+
+//! u_hat = i ky psi_hat, v_hat = -i kx psi_hat, psi_hat = omega_hat / k^2, times scale.
+template <class Real>
+struct VelocityFromVorticity {
+  SpectralShape<Real> s;
+  Real scale;
+  const Complex<Real>* omega_hat;
+  Complex<Real>* u_hat;
+  Complex<Real>* v_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
+    const Complex<Real> w = omega_hat[idx];
+    const Real f = k2 > Real(0) ? scale / k2 : Real(0);
+    const Complex<Real> psi = {w.re * f, w.im * f};
+    u_hat[idx] = {-ky * psi.im, ky * psi.re};  // i ky psi
+    v_hat[idx] = {kx * psi.im, -kx * psi.re};  // -i kx psi
+  }
+};
+
+//! The four inputs of the advective form: u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled.
+template <class Real>
+struct AdvectiveInputs {
+  SpectralShape<Real> s;
+  Real scale;
+  const Complex<Real>* omega_hat;
+  Complex<Real>* u_hat;
+  Complex<Real>* v_hat;
+  Complex<Real>* wx_hat;
+  Complex<Real>* wy_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    VelocityFromVorticity<Real>{s, scale, omega_hat, u_hat, v_hat}(idx);
+    int i, j;
+    s.mode(idx, i, j);
+    const Real kx = s.kx(i), ky = s.ky(j);
+    const Complex<Real> w = omega_hat[idx];
+    // Odd derivatives: the Nyquist modes are zero in the (dealiased) state already.
+    wx_hat[idx] = {-kx * w.im * scale, kx * w.re * scale};
+    wy_hat[idx] = {-ky * w.im * scale, ky * w.re * scale};
+  }
+};
+
+//! Basdevant's products, in place: u <- u v, v <- v^2 - u^2. Returns the CFL speed
+//! |u|/dx + |v|/dy of the point, so that the product kernel also yields the CFL maximum.
+template <class Real>
+struct BasdevantProducts {
+  CflSpeed<Real> speed;
+  Real* u;
+  Real* v;
+  CASCADE_HD Real operator()(std::size_t idx) const {
+    const Real a = u[idx], b = v[idx];
+    u[idx] = a * b;
+    v[idx] = b * b - a * a;
+    return speed(a, b);
+  }
+};
+
+//! Advective product: wx <- -(u omega_x + v omega_y). Returns the CFL speed of the point.
+template <class Real>
+struct AdvectiveProduct {
+  CflSpeed<Real> speed;
+  const Real* u;
+  const Real* v;
+  Real* wx;
+  const Real* wy;
+  CASCADE_HD Real operator()(std::size_t idx) const {
+    const Real a = u[idx], b = v[idx];
+    wx[idx] = -(a * wx[idx] + b * wy[idx]);
+    return speed(a, b);
+  }
+};
+
+//! Basdevant's combination: N_hat = (kx^2 - ky^2) (uv)_hat + kx ky (v^2 - u^2)_hat
+//! (= -[(dxx - dyy)(uv) + dxy(v^2 - u^2)]_hat), dealiased, plus the forcing when given.
+template <class Real>
+struct BasdevantCombine {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  const Complex<Real>* uv_hat;
+  const Complex<Real>* d_hat;
+  const Complex<Real>* forcing_hat;  //!< may be null
+  Complex<Real>* n_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    if (!mask.keep(s, i, j) || idx == 0) {
+      n_hat[idx] = {Real(0), Real(0)};
+      return;
+    }
+    const Real kx = s.kx(i), ky = s.ky(j);
+    const Real a = kx * kx - ky * ky, b = kx * ky;
+    const Complex<Real> p = uv_hat[idx], q = d_hat[idx];
+    Complex<Real> n = {a * p.re + b * q.re, a * p.im + b * q.im};
+    if (forcing_hat) n = caxpy(n, Real(1), forcing_hat[idx]);
+    n_hat[idx] = n;
+  }
+};
+
+//! Advective combination: N_hat = mask (n_hat + forcing_hat), in place allowed.
+template <class Real>
+struct AdvectiveCombine {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  const Complex<Real>* product_hat;
+  const Complex<Real>* forcing_hat;  //!< may be null
+  Complex<Real>* n_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    if (!mask.keep(s, i, j) || idx == 0) {
+      n_hat[idx] = {Real(0), Real(0)};
+      return;
+    }
+    Complex<Real> n = product_hat[idx];
+    if (forcing_hat) n = caxpy(n, Real(1), forcing_hat[idx]);
+    n_hat[idx] = n;
+  }
+};
+
+//! a_hat <- mask(a_hat) (zero the modes the 2/3 rule removes; k = 0 set to zero too).
+template <class Real>
+struct ApplyMask {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  Complex<Real>* a_hat;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    if (!mask.keep(s, i, j) || idx == 0) a_hat[idx] = {Real(0), Real(0)};
+  }
+};
+
+//! One stage of an integrating-factor Runge-Kutta step, in the accumulator form that
+//! src/stepper.cpp derives (E(tau) = exp(L tau), h = dt, c_i the stage times):
+//!
+//!   S <- E(h dS) S + h b_i K                          (S: the solution accumulated to c_i)
+//!   last stage:  S <- E(h d_final) S                  (to t + h; K is left alone)
+//!   otherwise:   K <- base + h a_next E(h dK) K       (K becomes the next stage value Y)
+//!                base = E(h dW) W   (classic: from omega_n, kept in W)
+//!                     = E(h dK) S   (low storage: from S)
+template <class Real>
+struct IfRkStage {
+  SpectralShape<Real> s;
+  LinearOperator<Real> lin;
+  Real h;
+  Real dS;       //!< c_i - c_{i-1}
+  Real hb;       //!< h b_i
+  bool last;
+  Real d_final;  //!< 1 - c_s (last stage)
+  Real dW;       //!< c_{i+1} (classic)
+  Real dK;       //!< c_{i+1} - c_i
+  Real ha;       //!< h a_{i+1} (low storage: h (a_{i+1,i} - b_i))
+  const Complex<Real>* W;  //!< omega_n (classic) or null (low storage)
+  Complex<Real>* S;
+  Complex<Real>* K;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
+    const Complex<Real> k = K[idx];
+    const Complex<Real> snew = caxpy(cmul(lin.propagator(kx, k2, h * dS), S[idx]), hb, k);
+    if (last) {
+      S[idx] = cmul(lin.propagator(kx, k2, h * d_final), snew);
+      return;
+    }
+    S[idx] = snew;
+    const Complex<Real> ek = lin.propagator(kx, k2, h * dK);
+    const Complex<Real> base = W ? cmul(lin.propagator(kx, k2, h * dW), W[idx]) : cmul(ek, snew);
+    K[idx] = caxpy(base, ha, cmul(ek, k));
+  }
+};
+
+//! Domain means from the half spectrum (Parseval; columns 0 and nx/2 count once, the others
+//! twice), accumulated in double whatever the run's precision, before the 1/(nx ny)^2 factor:
+//!   energy      E = 1/2 <|u|^2>       = 1/2 sum |w|^2 / k^2
+//!   enstrophy   Z = 1/2 <omega^2>     = 1/2 sum |w|^2
+//!   palinstrophy P = 1/2 <|grad w|^2> = 1/2 sum k^2 |w|^2
+//!   dissipation   = sum D(k) |w|^2 / k^2         (-dE/dt from the linear damping)
+//!   injection     = sum Re(conj(w) F) / k^2      (dE/dt from the forcing)
+template <class Real>
+struct SpectralSumsOfMode {
+  SpectralShape<Real> s;
+  LinearOperator<Real> lin;
+  const Complex<Real>* omega_hat;
+  const Complex<Real>* forcing_hat;  //!< may be null
+
+  CASCADE_HD SpectralSums operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
+    if (k2 <= 0) return SpectralSums{};
+    const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
+    const Complex<Real> o = omega_hat[idx];
+    const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
+    SpectralSums r;
+    r.energy = 0.5 * w * a2 / k2;
+    r.enstrophy = 0.5 * w * a2;
+    r.palinstrophy = 0.5 * w * a2 * k2;
+    r.dissipation = w * double(lin.damping(Real(k2))) * a2 / k2;
+    if (forcing_hat) {
+      const Complex<Real> f = forcing_hat[idx];
+      r.injection = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im)) / k2;
+    }
+    return r;
+  }
+};
+
+//! |u| = sqrt(u^2 + v^2) at a point (diagnostics: max|u|).
+template <class Real>
+struct Speed {
+  const Real* u;
+  const Real* v;
+  CASCADE_HD Real operator()(std::size_t idx) const {
+    const Real a = u[idx], b = v[idx];
+    return sqrt(a * a + b * b);
+  }
+};
+
+// ---------------------------------------------------------------- counter-based random numbers
+
+//! SplitMix64's finaliser: a bijective 64-bit mix, so that (seed, stream, counter) keys give
+//! independent-looking uniforms on any device without state (Steele et al. 2014).
+CASCADE_HD inline std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+//! A uniform number in [0, 1) (53 random bits) keyed by (seed, a, b).
+CASCADE_HD inline double uniform_key(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t z = mix64(mix64(mix64(seed) ^ a) ^ (b * 0xD1B54A32D192ED03ull));
+  return double(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+//! A random vorticity field with McWilliams' (1984) spectrum: |psi_hat(k)|^2 proportional to
+//! [k^2 (1 + (k/k0)^4)]^-1 (the form of pyqg's McWilliams example), so that the shell energy
+//! spectrum E(k) ~ k / (1 + (k/k0)^4) peaks near k0 and falls as k^-3 beyond it. Exact
+//! amplitudes with random phases keyed by (seed, m, n), Hermitian on the column kx = 0. Not
+//! yet normalised: the caller rescales to the requested energy. Unnormalised DFT convention.
+template <class Real>
+struct RandomVorticity {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  double k0;
+  std::uint64_t seed;
+  Complex<Real>* omega_hat;
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const int n = s.my(j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * n, k2 = kx * kx + ky * ky;
+    if (k2 <= 0 || !mask.keep(s, i, j)) {
+      omega_hat[idx] = {Real(0), Real(0)};
+      return;
+    }
+    const double k = sqrt(k2), x = k / k0;
+    const double psi_amp = 1.0 / (k * sqrt(1.0 + x * x * x * x));
+    // On the column m = 0 the modes n and -n are conjugate: draw the phase for |n| only.
+    const int an = n < 0 ? -n : n;
+    double theta = 2.0 * M_PI * uniform_key(seed, std::uint64_t(i), std::uint64_t(i == 0 ? an : n + s.ny));
+    if (i == 0 && n < 0) theta = -theta;
+    const double w = k2 * psi_amp;  // omega_hat = k^2 psi_hat
+    omega_hat[idx] = {Real(w * cos(theta)), Real(w * sin(theta))};
+  }
+};
+
+//! Taylor-Green vorticity: psi = A sin(m kx0 x) sin(m ky0 y), omega = (m^2)(kx0^2 + ky0^2) psi.
+template <class Real>
+struct TaylorGreenVorticity {
+  int nx;
+  Real dx, dy;
+  double kx, ky;  //!< m kx0, m ky0
+  double amplitude;
+  Real* omega;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    const int j = int(idx / nx), i = int(idx - std::size_t(j) * nx);
+    const double x = double(dx) * i, y = double(dy) * j;
+    omega[idx] = Real(amplitude * (kx * kx + ky * ky) * sin(kx * x) * sin(ky * y));
+  }
+};
+
+//! Kolmogorov forcing of the vorticity: the body force chi sin(k_f y) in x gives
+//! f_omega = -chi k_f cos(k_f y).
+template <class Real>
+struct KolmogorovVorticityForcing {
+  int nx;
+  Real dy;
+  double chi, kf;
+  Real* f;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    const int j = int(idx / nx);
+    f[idx] = Real(-chi * kf * cos(kf * double(dy) * j));
+  }
+};
+
+}  // namespace cascade
