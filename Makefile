@@ -27,7 +27,7 @@ build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/cascade run $(DECK)
+	./$(BUILD)/cascade run $(DECK) --overwrite
 
 test: build
 	@./$(BUILD)/cascade info | sed -n '/^backends:/,$$p'

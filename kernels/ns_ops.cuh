@@ -64,7 +64,7 @@ struct LinearOperator {
     const Real decay = exp(-damping(k2) * tau);
     if (beta == Real(0)) return {decay, Real(0)};
     const Real phase = beta * kx / k2 * tau;
-    return {decay * cos(phase), decay * sin(phase)};
+    return {decay * Real(cos(phase)), decay * Real(sin(phase))};
   }
 };
 
@@ -286,6 +286,32 @@ struct SpectralSumsOfMode {
       r.injection = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im)) / k2;
     }
     return r;
+  }
+};
+
+//! One mode's contribution to the shell spectra: shell s holds |k| in [(s - 1/2) dk,
+//! (s + 1/2) dk); energy 1/2 w |omega|^2 / k^2 and enstrophy 1/2 w |omega|^2 (w = 1 on the
+//! columns kx = 0 and kx = Nyquist of the half spectrum, 2 elsewhere), before 1/(nx ny)^2.
+struct ShellContribution {
+  int bin;  //!< -1: no contribution (k = 0)
+  double a;
+  double b;
+};
+
+template <class Real>
+struct ShellSpectrumOfMode {
+  SpectralShape<Real> s;
+  double dk;
+  const Complex<Real>* omega_hat;
+  CASCADE_HD ShellContribution operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
+    if (k2 <= 0) return {-1, 0.0, 0.0};
+    const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
+    const Complex<Real> o = omega_hat[idx];
+    const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
+    return {int(floor(sqrt(k2) / dk + 0.5)), 0.5 * w * a2 / k2, 0.5 * w * a2};
   }
 };
 

@@ -179,6 +179,34 @@ class CpuExec {
     return result;
   }
 
+  //! Bin f(idx) = {bin, a, b} into two histograms of `bins` values (bins < 0 or >= bins are
+  //! dropped); per-thread bins combined in thread order (deterministic).
+  template <class Fn>
+  void histogram2(std::size_t n, const Fn& f, int bins, std::vector<double>& a, std::vector<double>& b) const {
+    std::vector<std::vector<double>> pa(threads_, std::vector<double>(bins, 0.0)), pb = pa;
+    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(threads_)
+    {
+      std::vector<double>& ta = pa[omp_get_thread_num()];
+      std::vector<double>& tb = pb[omp_get_thread_num()];
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t idx = 0; idx < count; ++idx) {
+        const auto c = f(static_cast<std::size_t>(idx));
+        if (c.bin >= 0 && c.bin < bins) {
+          ta[c.bin] += c.a;
+          tb[c.bin] += c.b;
+        }
+      }
+    }
+    a.assign(bins, 0.0);
+    b.assign(bins, 0.0);
+    for (int t = 0; t < threads_; ++t)
+      for (int k = 0; k < bins; ++k) {
+        a[k] += pa[t][k];
+        b[k] += pb[t][k];
+      }
+  }
+
   void forward(const Real* in, Cplx* out) const {
     // r2c out of place preserves its input (FFTW's default for r2c).
     F::exec_r2c(forward_, const_cast<Real*>(in), reinterpret_cast<typename F::complex*>(out));

@@ -95,6 +95,29 @@ __global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f
   if (threadIdx.x == 0) d_partials[blockIdx.x] = acc;
 }
 
+//! Histogram of f(idx) = {bin, a, b}: per-block bins in shared memory when they fit, then
+//! one atomicAdd per bin and block into the global bins (2 x bins doubles, a then b).
+template <class Fn>
+__global__ void histogram2_kernel(std::size_t n, Fn f, int bins, bool shared_bins, double* d_bins) {
+  extern __shared__ double s_bins[];
+  if (shared_bins)
+    for (int k = threadIdx.x; k < 2 * bins; k += blockDim.x) s_bins[k] = 0.0;
+  __syncthreads();
+  double* target = shared_bins ? s_bins : d_bins;
+  const std::size_t stride = std::size_t(blockDim.x) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += stride) {
+    const auto c = f(idx);
+    if (c.bin >= 0 && c.bin < bins) {
+      atomicAdd(&target[c.bin], c.a);
+      atomicAdd(&target[bins + c.bin], c.b);
+    }
+  }
+  if (!shared_bins) return;
+  __syncthreads();
+  for (int k = threadIdx.x; k < 2 * bins; k += blockDim.x)
+    if (s_bins[k] != 0.0) atomicAdd(&d_bins[k], s_bins[k]);
+}
+
 struct AddOp {
   template <class T>
   __host__ __device__ T operator()(const T& a, const T& b) const {
@@ -170,6 +193,7 @@ class CudaExec {
     if (d_partials_) cudaFree(d_partials_);
     if (d_scratch_) cudaFree(d_scratch_);
     if (d_sum_temp_) cudaFree(d_sum_temp_);
+    if (d_bins_) cudaFree(d_bins_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -235,6 +259,30 @@ class CudaExec {
     return result;
   }
 
+  //! Two histograms of f(idx) = {bin, a, b}, summed in double on the device.
+  template <class Fn>
+  void histogram2(std::size_t n, const Fn& f, int bins, std::vector<double>& a, std::vector<double>& b) {
+    const std::size_t bytes = 2 * std::size_t(bins) * sizeof(double);
+    if (bytes > bins_bytes_) {  // grows once, then reused
+      if (d_bins_) CASCADE_CUDA_CHECK(cudaFree(d_bins_));
+      d_bins_ = nullptr;
+      CASCADE_CUDA_CHECK(cudaMalloc(&d_bins_, bytes));
+      bins_bytes_ = bytes;
+    }
+    CASCADE_CUDA_CHECK(cudaMemsetAsync(d_bins_, 0, bytes, stream_));
+    constexpr int kThreads = 256;
+    const bool shared_bins = bytes <= 48 * 1024;
+    const std::size_t want = (n + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
+    histogram2_kernel<<<blocks, kThreads, shared_bins ? bytes : 0, stream_>>>(n, f, bins, shared_bins,
+                                                                               static_cast<double*>(d_bins_));
+    CASCADE_CUDA_CHECK_LAUNCH();
+    std::vector<double> host(2 * std::size_t(bins));
+    copy_to_host(static_cast<double*>(d_bins_), host.data(), host.size());
+    a.assign(host.begin(), host.begin() + bins);
+    b.assign(host.begin() + bins, host.end());
+  }
+
   //! Sum of f(idx) over every index (CUB TransformReduce over a counting iterator).
   template <class Fn>
   auto transform_sum(std::size_t n, const Fn& f) -> decltype(f(std::size_t(0))) {
@@ -290,6 +338,8 @@ class CudaExec {
   Real* d_result_ = nullptr;
   void* d_sum_temp_ = nullptr;
   std::size_t sum_temp_bytes_ = 0;
+  void* d_bins_ = nullptr;
+  std::size_t bins_bytes_ = 0;
 };
 
 }  // namespace

@@ -158,6 +158,18 @@ class BackendImpl final : public Backend<Real> {
     check_real(v);
     return exec_.for_each_max(u.size(), Speed<Real>{u.data(), v.data()});
   }
+  void streamfunction_hat(const Buffer<Cplx>& w, Buffer<Cplx>& psi) override {
+    check_spectral(w);
+    check_spectral(psi);
+    // lap(psi) = -omega: the Poisson operation with the sign folded into its scale.
+    exec_.for_each(w.size(), PoissonSolve<Real>{shape(), -inv_n(), w.data(), psi.data()});
+  }
+  void shell_spectra(const Buffer<Cplx>& w, double dk, int shells, std::vector<double>& e,
+                     std::vector<double>& z) override {
+    check_spectral(w);
+    if (shells < 1 || !(dk > 0)) throw RunError("shell_spectra: need shells >= 1 and dk > 0");
+    exec_.histogram2(w.size(), ShellSpectrumOfMode<Real>{shape(), dk, w.data()}, shells, e, z);
+  }
   void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& w) override {
     check_spectral(w);
     exec_.for_each(w.size(), RandomVorticity<Real>{shape(), mask(), k0, seed, w.data()});

@@ -130,6 +130,39 @@ class Section {
     return v.Scalar();
   }
 
+  //! A list of choices (a YAML sequence, or one value); duplicates removed, order kept.
+  std::vector<std::string> get_list(const std::string& key, const std::vector<std::string>& def,
+                                    const std::vector<std::string>& allowed) {
+    known(key);
+    if (!present_) return def;
+    const YAML::Node& cnode = node_;
+    YAML::Node v = cnode[key];
+    if (!v || v.IsNull()) return def;
+    lines_[path(key)] = line_of(v);
+    std::vector<YAML::Node> items;
+    if (v.IsSequence())
+      for (const auto& item : v) items.push_back(item);
+    else if (v.IsScalar())
+      items.push_back(v);
+    else
+      loc_.fail(path(key), line_of(v), "a list of values", describe(v));
+    std::string expected = "a list of";
+    for (std::size_t i = 0; i < allowed.size(); ++i) expected += (i ? ", " : " ") + allowed[i];
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+      if (!item.IsScalar()) loc_.fail(path(key), line_of(item), expected, describe(item));
+      const std::string s = item.Scalar();
+      bool ok = false;
+      for (const auto& a : allowed) ok = ok || a == s;
+      if (!ok) loc_.fail(path(key), line_of(item), expected, describe(item));
+      bool seen = false;
+      for (const auto& o : out) seen = seen || o == s;
+      if (!seen) out.push_back(s);
+    }
+    if (out.empty()) loc_.fail(path(key), line_of(v), expected, "an empty list");
+    return out;
+  }
+
   //! Every key must have been read by now: anything else is unknown.
   void finish() const {
     if (!present_) return;
@@ -275,6 +308,12 @@ void validate(const Config& c, const Locator& loc) {
         std::to_string(t.max_steps));
   check(std::isfinite(c.output.diagnostics_every) && c.output.diagnostics_every > 0, loc, c,
         "output.diagnostics_every", "a positive simulation time", num(c.output.diagnostics_every));
+  nonneg(c.output.snapshot_every, "output.snapshot_every");
+  nonneg(c.output.spectra_every, "output.spectra_every");
+  nonneg(c.output.checkpoint_every, "output.checkpoint_every");
+  nonneg(c.output.checkpoint_wall_seconds, "output.checkpoint_wall_seconds");
+  check(c.output.keep_checkpoints >= 1, loc, c, "output.keep_checkpoints", "a count >= 1",
+        std::to_string(c.output.keep_checkpoints));
   check(c.output.print_every >= 1, loc, c, "output.print_every", "a step count >= 1",
         std::to_string(c.output.print_every));
   const PoissonConfig& p = c.poisson;
@@ -406,8 +445,15 @@ Config parse_deck(const std::string& text, const std::string& source,
   {
     Section s(root, "output", loc, c.lines, false);
     c.output.directory = s.get_string("directory", c.output.directory);
-    c.output.diagnostics_every = s.get_double("diagnostics_every", c.output.diagnostics_every);
-    c.output.print_every = s.get_int("print_every", c.output.print_every);
+    OutputConfig& o = c.output;
+    o.diagnostics_every = s.get_double("diagnostics_every", o.diagnostics_every);
+    o.snapshot_every = s.get_double("snapshot_every", o.snapshot_every);
+    o.spectra_every = s.get_double("spectra_every", o.spectra_every);
+    o.checkpoint_every = s.get_double("checkpoint_every", o.checkpoint_every);
+    o.checkpoint_wall_seconds = s.get_double("checkpoint_wall_seconds", o.checkpoint_wall_seconds);
+    o.keep_checkpoints = s.get_int("keep_checkpoints", o.keep_checkpoints);
+    o.fields = s.get_list("fields", o.fields, {"vorticity", "streamfunction", "velocity"});
+    o.print_every = s.get_int("print_every", o.print_every);
     s.finish();
   }
   {
@@ -493,6 +539,12 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "directory" << YAML::Value << c.output.directory;
   out << YAML::Key << "diagnostics_every" << YAML::Value << exact(c.output.diagnostics_every);
+  out << YAML::Key << "snapshot_every" << YAML::Value << exact(c.output.snapshot_every);
+  out << YAML::Key << "spectra_every" << YAML::Value << exact(c.output.spectra_every);
+  out << YAML::Key << "checkpoint_every" << YAML::Value << exact(c.output.checkpoint_every);
+  out << YAML::Key << "checkpoint_wall_seconds" << YAML::Value << exact(c.output.checkpoint_wall_seconds);
+  out << YAML::Key << "keep_checkpoints" << YAML::Value << c.output.keep_checkpoints;
+  out << YAML::Key << "fields" << YAML::Value << YAML::Flow << c.output.fields;
   out << YAML::Key << "print_every" << YAML::Value << c.output.print_every;
   out << YAML::EndMap;
   out << YAML::Key << "poisson" << YAML::Value << YAML::BeginMap;

@@ -1,4 +1,5 @@
-//! @file HDF5 writer with checked calls, atomic rename, and provenance attributes.
+//! @file HDF5 writer and reader with checked calls, atomic rename, and provenance attributes.
+#include <fcntl.h>
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "cascade/config.hpp"
@@ -25,27 +27,67 @@ void quiet_hdf5() {
   (void)done;
 }
 
+//! Closes an HDF5 identifier with the matching call when it goes out of scope.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  ~Handle() {
+    if (id_ >= 0) closer_(id_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  operator hid_t() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
 void string_attribute(hid_t obj, const std::string& name, const std::string& value) {
-  const hid_t type = CASCADE_CHECK_HDF5(H5Tcopy(H5T_C_S1));
+  Handle type(CASCADE_CHECK_HDF5(H5Tcopy(H5T_C_S1)), H5Tclose);
   CASCADE_CHECK_HDF5(H5Tset_size(type, value.empty() ? 1 : value.size()));
   CASCADE_CHECK_HDF5(H5Tset_cset(type, H5T_CSET_UTF8));
-  const hid_t space = CASCADE_CHECK_HDF5(H5Screate(H5S_SCALAR));
-  const hid_t attr = CASCADE_CHECK_HDF5(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
+  Handle space(CASCADE_CHECK_HDF5(H5Screate(H5S_SCALAR)), H5Sclose);
+  if (H5Aexists(obj, name.c_str()) > 0) CASCADE_CHECK_HDF5(H5Adelete(obj, name.c_str()));
+  Handle attr(CASCADE_CHECK_HDF5(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)),
+              H5Aclose);
   CASCADE_CHECK_HDF5(H5Awrite(attr, type, value.empty() ? "" : value.c_str()));
-  CASCADE_CHECK_HDF5(H5Aclose(attr));
-  CASCADE_CHECK_HDF5(H5Sclose(space));
-  CASCADE_CHECK_HDF5(H5Tclose(type));
 }
 
 template <class T>
 void scalar_attribute(hid_t obj, const std::string& name, hid_t type, T value) {
-  const hid_t space = CASCADE_CHECK_HDF5(H5Screate(H5S_SCALAR));
-  const hid_t attr = CASCADE_CHECK_HDF5(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
+  Handle space(CASCADE_CHECK_HDF5(H5Screate(H5S_SCALAR)), H5Sclose);
+  if (H5Aexists(obj, name.c_str()) > 0) CASCADE_CHECK_HDF5(H5Adelete(obj, name.c_str()));
+  Handle attr(CASCADE_CHECK_HDF5(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)),
+              H5Aclose);
   CASCADE_CHECK_HDF5(H5Awrite(attr, type, &value));
-  CASCADE_CHECK_HDF5(H5Aclose(attr));
-  CASCADE_CHECK_HDF5(H5Sclose(space));
+}
+
+void write_dataset(hid_t file, const std::string& name, hid_t type, const void* data,
+                   const std::vector<std::uint64_t>& shape, bool extendable, const std::string& units,
+                   const std::string& description) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end()), maxdims = dims, chunk = dims;
+  Handle plist(CASCADE_CHECK_HDF5(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
+  if (extendable) {
+    maxdims[0] = H5S_UNLIMITED;
+    chunk[0] = 256;  // rows per chunk: appends touch one chunk at a time
+    for (std::size_t d = 1; d < chunk.size(); ++d) chunk[d] = dims[d] > 0 ? dims[d] : 1;
+    CASCADE_CHECK_HDF5(H5Pset_chunk(plist, int(chunk.size()), chunk.data()));
+  }
+  Handle space(CASCADE_CHECK_HDF5(H5Screate_simple(int(dims.size()), dims.data(), maxdims.data())), H5Sclose);
+  Handle set(CASCADE_CHECK_HDF5(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, plist, H5P_DEFAULT)),
+             H5Dclose);
+  bool empty = false;
+  for (hsize_t d : dims) empty = empty || d == 0;
+  if (!empty) CASCADE_CHECK_HDF5(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
+  string_attribute(set, "units", units);
+  string_attribute(set, "description", description);
 }
 }  // namespace
+
+// ---------------------------------------------------------------- writer
 
 struct H5Writer::Impl {
   hid_t file = -1;
@@ -65,47 +107,60 @@ H5Writer::~H5Writer() {
   }
 }
 
-namespace {
-template <class T>
-void write_dataset(hid_t file, const std::string& name, hid_t type, const T* data, int ny, int nx,
-                   const std::string& units, const std::string& description) {
-  const hsize_t dims[2] = {hsize_t(ny), hsize_t(nx)};
-  const hid_t space = CASCADE_CHECK_HDF5(H5Screate_simple(2, dims, nullptr));
-  const hid_t set = CASCADE_CHECK_HDF5(
-      H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  CASCADE_CHECK_HDF5(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
-  string_attribute(set, "units", units);
-  string_attribute(set, "description", description);
-  CASCADE_CHECK_HDF5(H5Dclose(set));
-  CASCADE_CHECK_HDF5(H5Sclose(space));
+void H5Writer::write(const std::string& name, const double* data, const std::vector<std::uint64_t>& shape,
+                     const std::string& units, const std::string& description) {
+  write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data, shape, false, units, description);
 }
-}  // namespace
-
-void H5Writer::write_2d(const std::string& name, const double* data, int ny, int nx,
-                        const std::string& units, const std::string& description) {
-  write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data, ny, nx, units, description);
+void H5Writer::write(const std::string& name, const float* data, const std::vector<std::uint64_t>& shape,
+                     const std::string& units, const std::string& description) {
+  write_dataset(impl_->file, name, H5T_NATIVE_FLOAT, data, shape, false, units, description);
 }
-void H5Writer::write_2d(const std::string& name, const float* data, int ny, int nx,
-                        const std::string& units, const std::string& description) {
-  write_dataset(impl_->file, name, H5T_NATIVE_FLOAT, data, ny, nx, units, description);
+void H5Writer::write_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
+                            const std::string& units, const std::string& description) {
+  const std::uint64_t rows = cols ? data.size() / cols : 0;
+  std::vector<std::uint64_t> shape = cols > 1 ? std::vector<std::uint64_t>{rows, cols}
+                                              : std::vector<std::uint64_t>{std::uint64_t(data.size())};
+  write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), shape, true, units, description);
 }
-void H5Writer::attribute(const std::string& name, const std::string& value) {
-  string_attribute(impl_->file, name, value);
+void H5Writer::write_series(const std::string& name, const std::vector<long long>& data,
+                            const std::string& units, const std::string& description) {
+  write_dataset(impl_->file, name, H5T_NATIVE_LLONG, data.data(), {std::uint64_t(data.size())}, true, units,
+                description);
 }
-void H5Writer::attribute(const std::string& name, double value) {
-  scalar_attribute(impl_->file, name, H5T_NATIVE_DOUBLE, value);
+void H5Writer::group(const std::string& name) {
+  Handle g(CASCADE_CHECK_HDF5(H5Gcreate2(impl_->file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+           H5Gclose);
 }
-void H5Writer::attribute(const std::string& name, long long value) {
-  scalar_attribute(impl_->file, name, H5T_NATIVE_LLONG, value);
+void H5Writer::attribute(const std::string& name, const std::string& value, const std::string& object) {
+  Handle obj(CASCADE_CHECK_HDF5(H5Oopen(impl_->file, object.c_str(), H5P_DEFAULT)), H5Oclose);
+  string_attribute(obj, name, value);
+}
+void H5Writer::attribute(const std::string& name, double value, const std::string& object) {
+  Handle obj(CASCADE_CHECK_HDF5(H5Oopen(impl_->file, object.c_str(), H5P_DEFAULT)), H5Oclose);
+  scalar_attribute(obj, name, H5T_NATIVE_DOUBLE, value);
+}
+void H5Writer::attribute(const std::string& name, long long value, const std::string& object) {
+  Handle obj(CASCADE_CHECK_HDF5(H5Oopen(impl_->file, object.c_str(), H5P_DEFAULT)), H5Oclose);
+  scalar_attribute(obj, name, H5T_NATIVE_LLONG, value);
 }
 
 void H5Writer::close() {
-  CASCADE_CHECK_HDF5(H5Fflush(impl_->file, H5F_SCOPE_GLOBAL));
+  const herr_t flushed = H5Fflush(impl_->file, H5F_SCOPE_GLOBAL);
   const herr_t rc = H5Fclose(impl_->file);
   impl_->file = -1;
-  if (rc < 0) {
+  if (flushed < 0 || rc < 0) {
     std::remove(tmp_.c_str());
-    throw RunError("cannot close HDF5 file '" + tmp_ + "'");
+    throw RunError("cannot write HDF5 file '" + tmp_ + "' (disk full or write error?)");
+  }
+  // The data must be on disk before the new name points at it.
+  const int fd = ::open(tmp_.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    const int sync_rc = ::fsync(fd);
+    ::close(fd);
+    if (sync_rc != 0) {
+      std::remove(tmp_.c_str());
+      throw RunError("cannot sync '" + tmp_ + "' to disk: " + std::strerror(errno));
+    }
   }
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
@@ -113,6 +168,120 @@ void H5Writer::close() {
     throw RunError("cannot rename '" + tmp_ + "' to '" + path_ + "': " + why);
   }
 }
+
+// ---------------------------------------------------------------- reader
+
+struct H5Reader::Impl {
+  hid_t file = -1;
+};
+
+H5Reader::H5Reader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+  quiet_hdf5();
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail("not an HDF5 file (truncated or corrupt?)");
+  impl_->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (impl_->file < 0) fail("cannot open as HDF5 (truncated or corrupt?)");
+}
+
+H5Reader::~H5Reader() {
+  if (impl_ && impl_->file >= 0) H5Fclose(impl_->file);
+}
+
+void H5Reader::fail(const std::string& what) const { throw InputError(path_ + ": " + what); }
+
+bool H5Reader::has(const std::string& object) const {
+  // Check each level: H5Lexists fails on a missing intermediate group.
+  std::size_t pos = 0;
+  while ((pos = object.find('/', pos + 1)) != std::string::npos)
+    if (H5Lexists(impl_->file, object.substr(0, pos).c_str(), H5P_DEFAULT) <= 0) return false;
+  return H5Lexists(impl_->file, object.c_str(), H5P_DEFAULT) > 0;
+}
+
+bool H5Reader::has_attribute(const std::string& name, const std::string& object) const {
+  if (object != "/" && !has(object)) return false;
+  return H5Aexists_by_name(impl_->file, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+std::vector<std::uint64_t> H5Reader::shape(const std::string& dataset) const {
+  if (!has(dataset)) fail("missing dataset " + dataset);
+  Handle set(H5Dopen2(impl_->file, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.ok()) fail("cannot open dataset " + dataset);
+  Handle space(H5Dget_space(set), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) fail("cannot read the shape of " + dataset);
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return std::vector<std::uint64_t>(dims.begin(), dims.end());
+}
+
+int H5Reader::float_size(const std::string& dataset) const {
+  if (!has(dataset)) fail("missing dataset " + dataset);
+  Handle set(H5Dopen2(impl_->file, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle type(H5Dget_type(set), H5Tclose);
+  if (!type.ok() || H5Tget_class(type) != H5T_FLOAT) fail(dataset + " is not floating-point data");
+  return int(H5Tget_size(type));
+}
+
+namespace {
+template <class T>
+std::vector<T> read_all(hid_t file, const std::string& name, hid_t memtype, const std::string& path) {
+  Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.ok()) throw InputError(path + ": cannot open dataset " + name);
+  Handle space(H5Dget_space(set), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (n < 0) throw InputError(path + ": cannot read the size of " + name);
+  std::vector<T> out(static_cast<std::size_t>(n));
+  if (n > 0 && H5Dread(set, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw InputError(path + ": cannot read " + name + " (truncated or corrupt?)");
+  return out;
+}
+}  // namespace
+
+std::vector<double> H5Reader::read_double(const std::string& d) const {
+  if (!has(d)) fail("missing dataset " + d);
+  return read_all<double>(impl_->file, d, H5T_NATIVE_DOUBLE, path_);
+}
+std::vector<float> H5Reader::read_float(const std::string& d) const {
+  if (!has(d)) fail("missing dataset " + d);
+  return read_all<float>(impl_->file, d, H5T_NATIVE_FLOAT, path_);
+}
+std::vector<long long> H5Reader::read_int(const std::string& d) const {
+  if (!has(d)) fail("missing dataset " + d);
+  return read_all<long long>(impl_->file, d, H5T_NATIVE_LLONG, path_);
+}
+
+std::string H5Reader::attr_string(const std::string& name, const std::string& object) const {
+  if (!has_attribute(name, object)) fail("missing attribute " + name + " of " + object);
+  Handle attr(H5Aopen_by_name(impl_->file, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(attr), H5Tclose);
+  if (!type.ok() || H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    fail("attribute " + name + " is not a fixed-length string");
+  const std::size_t size = H5Tget_size(type);
+  std::string out(size + 1, '\0');  // room for the terminator whatever the file's padding
+  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mem, size + 1);
+  H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 converts no character sets (ASCII <-> UTF-8)
+  if (H5Aread(attr, mem, out.data()) < 0) fail("cannot read attribute " + name);
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+double H5Reader::attr_double(const std::string& name, const std::string& object) const {
+  if (!has_attribute(name, object)) fail("missing attribute " + name + " of " + object);
+  Handle attr(H5Aopen_by_name(impl_->file, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  double v = 0;
+  if (H5Aread(attr, H5T_NATIVE_DOUBLE, &v) < 0) fail("cannot read attribute " + name);
+  return v;
+}
+long long H5Reader::attr_int(const std::string& name, const std::string& object) const {
+  if (!has_attribute(name, object)) fail("missing attribute " + name + " of " + object);
+  Handle attr(H5Aopen_by_name(impl_->file, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  long long v = 0;
+  if (H5Aread(attr, H5T_NATIVE_LLONG, &v) < 0) fail("cannot read attribute " + name);
+  return v;
+}
+
+// ---------------------------------------------------------------- helpers
 
 void write_provenance(H5Writer& file, const Config& config, const std::string& backend) {
   file.attribute("program", std::string("cascade"));
@@ -140,6 +309,39 @@ void make_directories(const std::string& path) {
     throw InputError("output.directory: '" + path + "' is not a directory");
   if (::access(path.c_str(), W_OK) != 0)
     throw InputError("output.directory: '" + path + "' is not writable");
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw RunError("cannot write '" + tmp + "': " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
+                  ::fsync(::fileno(f)) == 0;
+  const int saved = errno;
+  std::fclose(f);
+  if (!ok) {
+    std::remove(tmp.c_str());
+    throw RunError("cannot write '" + tmp + "': " + std::strerror(saved));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw RunError("cannot rename '" + tmp + "' to '" + path + "': " + why);
+  }
+}
+
+std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t h) {
+  constexpr std::uint64_t kPrime = 0x100000001b3ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * kPrime;
+    h ^= h >> 29;  // fold high bits down: a plain word-wise FNV loses low-bit diffusion
+  }
+  for (; i < bytes; ++i) h = (h ^ p[i]) * kPrime;
+  return h;
 }
 
 }  // namespace cascade

@@ -39,12 +39,15 @@ int run(int argc, char** argv) {
   std::string deck, backend, output;
   std::vector<std::string> sets;
 
-  auto* run_cmd = app.add_subcommand("run", "run a deck: vorticity equation to time.t_end");
-  run_cmd->add_option("deck", deck, "YAML deck")->required();
-  run_cmd->add_option("--backend", backend, "auto | cuda | cpu (overrides run.backend)")
+  cascade::RunOptions run_opts;
+  auto* run_cmd = app.add_subcommand("run", "run a deck, or continue a run from a checkpoint, to time.t_end");
+  run_cmd->add_option("deck", run_opts.deck, "YAML deck (not with --restart: the deck is in the checkpoint)");
+  run_cmd->add_option("--restart", run_opts.restart, "continue from this checkpoint, in its run's directory");
+  run_cmd->add_option("--backend", run_opts.backend, "auto | cuda | cpu (overrides run.backend)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  run_cmd->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
-  run_cmd->add_option("--output", output, "output directory (overrides output.directory)");
+  run_cmd->add_option("--set", run_opts.overrides, "override a deck key: section.key=value (repeatable)");
+  run_cmd->add_option("--output", run_opts.output, "output directory (overrides output.directory)");
+  run_cmd->add_flag("--overwrite", run_opts.overwrite, "replace another run's output in the output directory");
 
   auto* poisson = app.add_subcommand("poisson", "solve the spectral Poisson problem alone (writes poisson.h5)");
   poisson->add_option("deck", deck, "YAML deck")->required();
@@ -81,7 +84,11 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
 
-  if (run_cmd->parsed()) return cascade::run_command(load(deck, sets, output), backend);
+  if (run_cmd->parsed()) {
+    if (run_opts.deck.empty() == run_opts.restart.empty())
+      throw cascade::InputError("run: give a deck, or --restart CHECKPOINT (not both)");
+    return cascade::run_command(run_opts);
+  }
   if (poisson->parsed()) return cascade::run_poisson_command(load(deck, sets, output), backend);
   if (check->parsed()) {
     const cascade::Config c = load(deck, sets, "");

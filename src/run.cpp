@@ -1,17 +1,23 @@
 //! @file `cascade run`: the main loop, which reads like the algorithm: step to the next output
-//! time, record diagnostics there, print progress, until t_end.
+//! time, write what is due there, print progress, until t_end; checkpoints on a schedule, on
+//! a signal and at the end; restart from a checkpoint continues the same output directory.
 #include "cascade/run.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
-#include <fstream>
+#include <limits>
+#include <memory>
+#include <mutex>
 
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
+#include "cascade/output.hpp"
 #include "cascade/solver.hpp"
 
 namespace cascade {
@@ -23,120 +29,279 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-//! Write a small text file atomically (temporary name, then rename).
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw RunError("cannot write '" + tmp + "'");
-    out << text;
-    out.flush();
-    if (!out) throw RunError("cannot write '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw RunError("cannot rename '" + tmp + "' to '" + path + "'");
-  }
-}
+// ---------------------------------------------------------------- signals
 
-//! diagnostics.csv: a header, then a row per diagnostics time, flushed row by row so that a
-//! killed run keeps every row it computed.
-class DiagnosticsCsv {
+std::atomic<int> g_signal{0};
+
+extern "C" void on_stop_signal(int sig) { g_signal.store(sig); }
+
+//! SIGINT/SIGTERM set a flag; the run finishes its step, writes a checkpoint and exits 0.
+class StopSignals {
  public:
-  explicit DiagnosticsCsv(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "w")) {
-    if (!file_) throw RunError("cannot write '" + path + "'");
-    std::fprintf(file_, "%s\n", kDiagnosticsColumns);
-    std::fflush(file_);
+  StopSignals() {
+    g_signal.store(0);
+    struct sigaction sa{};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
   }
-  ~DiagnosticsCsv() {
-    if (file_) std::fclose(file_);
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
   }
-  void row(const Diagnostics& d, double wall) {
-    const std::string line =
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f}\n", d.step, d.t, d.dt, d.energy, d.enstrophy,
-                    d.palinstrophy, d.max_u, d.cfl_limit, d.injection, d.dissipation, wall);
-    if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
-      throw RunError("cannot write to '" + path_ + "'");
-  }
+  int caught() const { return g_signal.load(); }
 
  private:
-  std::string path_;
-  std::FILE* file_;
+  struct sigaction old_int_{}, old_term_{};
 };
 
+// ---------------------------------------------------------------- schedules
+
+//! An output every `every` units of simulation time (0: never), at the multiples of `every`.
+struct Schedule {
+  double every = 0;
+  double next = std::numeric_limits<double>::infinity();
+  void start(double t) { next = every > 0 ? next_multiple(t, every) : std::numeric_limits<double>::infinity(); }
+  bool due(double t) const { return every > 0 && t == next; }
+};
+
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+//! The run directory of a checkpoint: --output, else the folder above checkpoints/, else the
+//! deck's output.directory.
+std::string restart_directory(const RunOptions& o, const Config& c) {
+  if (!o.output.empty()) return o.output;
+  const std::string parent = parent_dir(o.restart);
+  if (base_name(parent) == "checkpoints") return parent_dir(parent);
+  return c.output.directory;
+}
+
+// ---------------------------------------------------------------- the run
+
 template <class Real>
-int run_with(const Config& c, BackendKind kind, const std::string& why) {
+int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string& why, const CheckpointFile* from) {
+  const bool restart = from != nullptr;
+  const std::string dir = c.output.directory;
   const Grid grid = c.make_grid();
   auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads);
-  fmt::print("cascade run: {}\n", c.source);
+  const std::string where = backend->description();
+  fmt::print("cascade run: {}\n", restart ? o.restart : c.source);
   fmt::print("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}\n", grid.nx, grid.ny,
              grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
              c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper);
-  fmt::print("backend: {} [{}], precision {}\n", backend->description(), why, to_string(c.run.precision));
-
-  make_directories(c.output.directory);
-  write_text_atomically(c.output.directory + "/deck.yaml",
-                        "# resolved deck, as run by cascade\n" + resolved_yaml(c));
-  DiagnosticsCsv csv(c.output.directory + "/diagnostics.csv");
+  fmt::print("backend: {} [{}], precision {}\n", where, why, to_string(c.run.precision));
 
   Solver<Real> solver(*backend, c);
-  solver.initialise();
+  if (restart) {
+    solver.initialise();  // forcing and the like; the state is replaced next
+    if (from->nx == grid.nx && from->ny == grid.ny) {
+      std::vector<Complex<Real>> hat(grid.spectral_size());
+      for (std::size_t k = 0; k < hat.size(); ++k)
+        hat[k] = {Real(from->omega_hat[2 * k]), Real(from->omega_hat[2 * k + 1])};
+      solver.set_vorticity_hat(hat);
+    } else {
+      fmt::print("resizing the state spectrally: {} x {} -> {} x {}\n", from->nx, from->ny, grid.nx, grid.ny);
+      solver.set_vorticity_hat_resized(from->omega_hat, from->nx, from->ny);
+    }
+    solver.set_time(from->meta.time, from->meta.step, from->meta.dt);
+    fmt::print("restart from t = {}, step {}\n", from->meta.time, from->meta.step);
+  } else {
+    solver.initialise();
+  }
   fmt::print("fields: {:.1f} MiB on the {}\n", solver.memory_bytes() / 1048576.0, to_string(kind));
+
+  // ---- the output directory
+  write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
+  make_directories(dir + "/checkpoints");
+  DiagnosticsLog diagnostics(dir, restart, solver.time());
+  SpectraLog spectra(dir, restart, solver.time(), solver.shell_centres());
+  SnapshotSeries snapshots(dir, grid, restart ? from->meta.snapshot_index : 0);
+  BackgroundWriter writer;
+  StopSignals signals;
 
   const auto start = Clock::now();
   auto wall = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  const double t_end = c.time.t_end, every = c.output.diagnostics_every;
+  // The newest checkpoint known to be complete on disk under its name (set by the writer).
+  struct LastGood {
+    std::mutex mutex;
+    std::string path;
+  };
+  auto last_good = std::make_shared<LastGood>();
+  auto last_checkpoint = [&] {
+    std::lock_guard<std::mutex> lock(last_good->mutex);
+    return last_good->path;
+  };
+  double last_checkpoint_time = 0;
 
-  Diagnostics d = solver.diagnose();
-  csv.row(d, 0.0);
+  auto write_snapshot = [&](double dt) {
+    std::vector<std::pair<std::string, std::vector<Real>>> fields;
+    for (const auto& name : c.output.fields) {
+      if (name == "velocity") {
+        fields.emplace_back("u", solver.field("u"));
+        fields.emplace_back("v", solver.field("v"));
+      } else {
+        fields.emplace_back(name, solver.field(name));
+      }
+    }
+    writer.submit(snapshots.task<Real>(c, where, solver.time(), solver.steps(), dt, std::move(fields)));
+  };
+  auto write_spectra_row = [&] {
+    std::vector<double> e, z;
+    solver.spectra(e, z);
+    spectra.append(solver.time(), solver.steps(), e, z);
+  };
+  auto write_checkpoint = [&] {
+    CheckpointMeta m;
+    m.time = solver.time();
+    m.step = solver.steps();
+    m.dt = solver.last_dt();
+    m.snapshot_index = snapshots.next_index();
+    m.stepper = c.time.stepper;
+    m.seed = c.initial.seed;
+    const std::string path = checkpoint_path(dir, solver.steps());
+    writer.submit(diagnostics.h5_task(c, where));
+    if (c.output.spectra_every > 0) writer.submit(spectra.h5_task(c, where, solver.dk()));
+    // The state is copied to the host here; the file is written while the run goes on.
+    writer.submit(checkpoint_task<Real>(path, c, where, solver.vorticity_hat(), m));
+    writer.submit([dir, keep = c.output.keep_checkpoints, path, last_good] {
+      {
+        std::lock_guard<std::mutex> lock(last_good->mutex);
+        last_good->path = path;  // only once it is on disk under its name
+      }
+      prune_checkpoints(dir, keep);
+    });
+    last_checkpoint_time = wall();
+  };
+
+  // ---- outputs at the start (a restart has them from before)
+  if (!restart) {
+    Diagnostics d = solver.diagnose();
+    diagnostics.append(d, 0.0);
+    if (c.output.snapshot_every > 0) write_snapshot(0.0);
+    if (c.output.spectra_every > 0) write_spectra_row();
+  }
+  Schedule diag{c.output.diagnostics_every}, snap{c.output.snapshot_every}, spec{c.output.spectra_every},
+      ckpt{c.output.checkpoint_every};
+  for (Schedule* s : {&diag, &snap, &spec, &ckpt}) s->start(solver.time());
+
   auto print = [&](const Diagnostics& x, const char* limit, double rate) {
     fmt::print("step {:>8}  t {:<11.6g} dt {:<10.4g} ({:<6}) E {:<12.6g} Z {:<12.6g} max|u| {:<10.4g} {:>8.1f} steps/s\n",
                x.step, x.t, x.dt, limit, x.energy, x.enstrophy, x.max_u, rate);
     std::fflush(stdout);
   };
-  print(d, "start", 0.0);
-
-  double next_output = std::min(next_multiple(solver.time(), every), t_end);
+  const double t_end = c.time.t_end;
   long steps_since_print = 0;
   auto print_clock = Clock::now();
+  const long first_step = solver.steps();
   StepReport last;
-  while (solver.time() < t_end) {
-    last = solver.step(next_output);
-    ++steps_since_print;
-    const bool at_output = last.landed;
-    const bool want_print = steps_since_print >= c.output.print_every;
-    if (at_output || want_print) {
-      d = solver.diagnose();
-      d.dt = last.dt;
-      d.cfl_limit = to_string(last.limit);
-      if (at_output) csv.row(d, wall());
-      if (want_print || solver.time() >= t_end) {
-        const double secs = std::chrono::duration<double>(Clock::now() - print_clock).count();
-        print(d, to_string(last.limit), secs > 0 ? steps_since_print / secs : 0.0);
-        steps_since_print = 0;
-        print_clock = Clock::now();
+  int stopped_by = 0;
+  try {
+    while (solver.time() < t_end) {
+      const double next_output = std::min({diag.next, snap.next, spec.next, ckpt.next, t_end});
+      last = solver.step(next_output);
+      ++steps_since_print;
+      const double t = solver.time();
+      const bool want_print = steps_since_print >= c.output.print_every || t >= t_end;
+      if (diag.due(t) || want_print) {
+        Diagnostics d = solver.diagnose();
+        d.dt = last.dt;
+        d.cfl_limit = to_string(last.limit);
+        if (diag.due(t)) diagnostics.append(d, wall());
+        if (want_print) {
+          const double secs = std::chrono::duration<double>(Clock::now() - print_clock).count();
+          print(d, to_string(last.limit), secs > 0 ? steps_since_print / secs : 0.0);
+          steps_since_print = 0;
+          print_clock = Clock::now();
+        }
+      }
+      if (snap.due(t)) write_snapshot(last.dt);
+      if (spec.due(t)) write_spectra_row();
+      const bool wall_due = c.output.checkpoint_wall_seconds > 0 &&
+                            wall() - last_checkpoint_time >= c.output.checkpoint_wall_seconds;
+      if ((ckpt.due(t) || wall_due) && t < t_end) write_checkpoint();
+      for (Schedule* s : {&diag, &snap, &spec, &ckpt})
+        if (s->due(t)) s->start(t);
+      if ((stopped_by = signals.caught())) break;
+      if (c.time.max_steps > 0 && solver.steps() - first_step >= c.time.max_steps) {
+        fmt::print("stopping at time.max_steps = {}\n", c.time.max_steps);
+        break;
       }
     }
-    if (at_output) next_output = std::min(next_multiple(solver.time(), every), t_end);
-    if (c.time.max_steps > 0 && solver.steps() >= c.time.max_steps) {
-      fmt::print("stopping at time.max_steps = {}\n", c.time.max_steps);
-      break;
+  } catch (const BlowUp& e) {
+    try {
+      writer.drain();
+    } catch (const std::exception&) {
     }
+    const std::string good = last_checkpoint().empty()
+                                 ? (restart ? "the checkpoint it started from, " + o.restart
+                                            : std::string("none was written (set output.checkpoint_every)"))
+                                 : last_checkpoint();
+    throw RunError(std::string(e.what()) + "; last good checkpoint: " + good);
   }
+  write_checkpoint();  // the end, a signal or max_steps: always leave a checkpoint
+  writer.drain();
   const double seconds = wall();
-  fmt::print("done: {} steps to t = {:.6g} in {:.2f} s ({:.1f} steps/s); E = {:.9g}, Z = {:.9g}\n",
-             solver.steps(), solver.time(), seconds, seconds > 0 ? solver.steps() / seconds : 0.0, d.energy,
-             d.enstrophy);
-  fmt::print("wrote {}/deck.yaml, {}/diagnostics.csv\n", c.output.directory, c.output.directory);
+  const long steps = solver.steps() - first_step;
+  if (stopped_by) {
+    fmt::print("stopped by signal {} at t = {:.9g}, step {}; checkpoint written: {}\n", stopped_by, solver.time(),
+               solver.steps(), last_checkpoint());
+    fmt::print("resume with: cascade run --restart {}\n", last_checkpoint());
+    return 0;
+  }
+  fmt::print("done: {} steps to t = {:.6g} in {:.2f} s ({:.1f} steps/s)\n", steps, solver.time(), seconds,
+             seconds > 0 ? steps / seconds : 0.0);
+  fmt::print("wrote {}: deck.yaml, diagnostics.csv/.h5{}{}, checkpoint {}\n", dir,
+             c.output.spectra_every > 0 ? ", spectra.h5" : "",
+             c.output.snapshot_every > 0 ? fmt::format(", {} snapshots (snapshots.xmf)", snapshots.next_index()) : "",
+             base_name(last_checkpoint()));
   return 0;
 }
 
 }  // namespace
 
-int run_command(const Config& c, const std::string& backend_request) {
+int run_command(const RunOptions& o) {
+  std::vector<std::string> overrides = o.overrides;
+  if (!o.output.empty()) overrides.push_back("output.directory=" + o.output);
+  Config c;
+  std::unique_ptr<CheckpointFile> from;
+  if (!o.restart.empty()) {
+    from = std::make_unique<CheckpointFile>(read_checkpoint(o.restart, overrides));
+    c = from->config;
+    c.output.directory = restart_directory(o, c);
+    if (c.run.precision != from->precision)
+      fmt::print("note: the checkpoint holds {} precision; continuing in {} (not bit-for-bit)\n",
+                 to_string(from->precision), to_string(c.run.precision));
+    if (c.time.t_end <= from->meta.time)
+      throw InputError(fmt::format("time.t_end: expected a time after the checkpoint's t = {}, found {}",
+                                   from->meta.time, c.time.t_end));
+  } else {
+    c = load_deck(o.deck, overrides);
+  }
+  const std::string dir = c.output.directory;
+  struct stat st{};
+  const bool dir_exists = ::stat(dir.c_str(), &st) == 0;
+  if (!from && dir_exists && holds_run(dir)) {
+    if (!o.overwrite)
+      throw InputError("output.directory: '" + dir +
+                       "' already holds a run's output; continue it with --restart CHECKPOINT, choose another "
+                       "directory, or replace it with --overwrite");
+    clear_run(dir);
+  }
+  make_directories(dir);
   std::string why;
-  const BackendKind kind = resolve_backend(backend_request.empty() ? c.run.backend : backend_request, why);
-  return c.run.precision == Precision::Single ? run_with<float>(c, kind, why) : run_with<double>(c, kind, why);
+  const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
+  return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get())
+                                              : run_with<double>(c, o, kind, why, from.get());
 }
 
 }  // namespace cascade

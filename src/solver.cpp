@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cascade/error.hpp"
@@ -115,6 +116,50 @@ std::vector<Real> Solver<Real>::vorticity() {
 }
 
 template <class Real>
+std::vector<Real> Solver<Real>::field(const std::string& name) {
+  if (name == "vorticity") return vorticity();
+  std::vector<Real> out;
+  if (name == "streamfunction") {
+    b_.streamfunction_hat(S_, a_hat_);
+    b_.inverse(a_hat_, u_);
+    b_.to_host(u_, out);
+    return out;
+  }
+  if (name == "u" || name == "v") {
+    b_.velocity_hat(S_, a_hat_, b_hat_);
+    if (name == "u") {
+      b_.inverse(a_hat_, u_);
+      b_.to_host(u_, out);
+    } else {
+      b_.inverse(b_hat_, v_);
+      b_.to_host(v_, out);
+    }
+    return out;
+  }
+  throw RunError("unknown field '" + name + "'");
+}
+
+template <class Real>
+void Solver<Real>::set_vorticity_hat_resized(const std::vector<double>& src, int src_nx, int src_ny) {
+  const Grid& g = b_.grid();
+  const int src_nxh = src_nx / 2 + 1;
+  if (src.size() != std::size_t(src_ny) * src_nxh * 2) throw RunError("resized state: wrong source size");
+  const double ratio = double(g.size()) / (double(src_nx) * double(src_ny));  // unnormalised DFT
+  std::vector<Cplx> out(g.spectral_size(), Cplx{Real(0), Real(0)});
+  for (int j = 0; j < g.ny; ++j) {
+    const int n = g.mode_y(j);
+    if (2 * std::abs(n) >= src_ny) continue;  // beyond the source (its Nyquist row is zero)
+    const int js = n >= 0 ? n : n + src_ny;
+    for (int i = 0; i < g.nxh() && 2 * i < src_nx; ++i) {
+      const std::size_t s = (std::size_t(js) * src_nxh + i) * 2;
+      out[std::size_t(j) * g.nxh() + i] = {Real(src[s] * ratio), Real(src[s + 1] * ratio)};
+    }
+  }
+  b_.from_host(out, S_);
+  b_.apply_mask(S_);
+}
+
+template <class Real>
 std::vector<Complex<Real>> Solver<Real>::vorticity_hat() {
   std::vector<Cplx> out;
   b_.to_host(S_, out);
@@ -223,6 +268,32 @@ Diagnostics Solver<Real>::diagnose() {
   b_.inverse(b_hat_, v_);
   d.max_u = double(b_.max_speed(u_, v_));
   return d;
+}
+
+template <class Real>
+double Solver<Real>::dk() const {
+  return 2 * M_PI / std::max(b_.grid().lx, b_.grid().ly);
+}
+
+template <class Real>
+std::vector<double> Solver<Real>::shell_centres() const {
+  const Grid& g = b_.grid();
+  const double kmax = std::hypot(g.kx(g.nx / 2), 2 * M_PI * (g.ny / 2) / g.ly);
+  const int shells = int(std::floor(kmax / dk() + 0.5)) + 1;
+  std::vector<double> k(shells);
+  for (int s = 0; s < shells; ++s) k[s] = s * dk();
+  return k;
+}
+
+template <class Real>
+void Solver<Real>::spectra(std::vector<double>& energy, std::vector<double>& enstrophy) {
+  const int shells = int(shell_centres().size());
+  b_.shell_spectra(S_, dk(), shells, energy, enstrophy);
+  const double n2 = double(b_.grid().size()) * double(b_.grid().size());
+  for (int s = 0; s < shells; ++s) {
+    energy[s] /= n2 * dk();
+    enstrophy[s] /= n2 * dk();
+  }
 }
 
 template class Solver<float>;

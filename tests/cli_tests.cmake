@@ -30,7 +30,8 @@ cascade_cli_test(bench_fft_cpu 0 "cpu +double +64" bench fft --n 64 --repeats 3 
 # cascade run: a short run writes deck.yaml and diagnostics.csv; a blow-up exits 1 with step,
 # time and dt in its message; bad values in the solver's sections exit 2.
 cascade_cli_test(run_taylor_green 0 "done: [0-9]+ steps to t = 10" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --backend cpu --output out)
-cascade_cli_test(run_blow_up 1 "run failed: (blow-up|time step below dt_min) at step [0-9]+, t = " run "${D}/unstable.yaml" --backend cpu --output out)
+cascade_cli_test(run_blow_up 1 "run failed: (blow-up|time step below dt_min) at step [0-9]+, t = .*; last good checkpoint: out/checkpoints/ckpt_[0-9]+.h5$" run "${D}/unstable.yaml" --backend cpu --output out)
+cascade_cli_test(run_deck_and_restart 2 "give a deck, or --restart CHECKPOINT" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --restart x.h5)
 cascade_cli_test(run_bad_stepper 2 "time.stepper: expected one of rk4 or rk3, found 'rk5'" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --set time.stepper=rk5)
 cascade_cli_test(run_negative_nu 2 "--set physics.nu: expected a finite value >= 0, found -1" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --set physics.nu=-1)
 cascade_cli_test(run_bad_forcing_wavenumber 2 "kolmogorov.yaml: --set forcing.wavenumber: expected an integer in \\[1, 85\\]" run "${CMAKE_SOURCE_DIR}/input/kolmogorov.yaml" --set forcing.wavenumber=200)

@@ -93,6 +93,12 @@ class Backend {
                                      const Buffer<Cplx>* forcing_hat) = 0;
   //! max sqrt(u^2 + v^2).
   virtual Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) = 0;
+  //! psi_hat = omega_hat / k^2, scaled by 1/(nx ny) for the inverse transform.
+  virtual void streamfunction_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& psi_hat) = 0;
+  //! Shell sums of energy and enstrophy, shells of width dk centred on s dk, before the
+  //! 1/(nx ny)^2 factor; `energy` and `enstrophy` are resized to `shells`.
+  virtual void shell_spectra(const Buffer<Cplx>& omega_hat, double dk, int shells, std::vector<double>& energy,
+                             std::vector<double>& enstrophy) = 0;
   //! McWilliams (1984) random vorticity, phases keyed by seed (not normalised).
   virtual void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& omega_hat) = 0;
   //! omega of psi = A sin(m kx0 x) sin(m ky0 y).

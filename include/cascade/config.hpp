@@ -71,7 +71,13 @@ struct RunConfig {
 
 struct OutputConfig {
   std::string directory = "output";
-  double diagnostics_every = 0.1;  //!< simulation time between rows of diagnostics.csv
+  double diagnostics_every = 0.1;  //!< simulation time between rows of diagnostics.csv/.h5
+  double snapshot_every = 1.0;     //!< simulation time between snapshots; 0 = none
+  double spectra_every = 1.0;      //!< simulation time between spectra; 0 = none
+  double checkpoint_every = 0;     //!< simulation time between checkpoints; 0 = none
+  double checkpoint_wall_seconds = 3600;  //!< wall time between checkpoints; 0 = none
+  int keep_checkpoints = 2;        //!< newest checkpoints kept (older ones are removed)
+  std::vector<std::string> fields = {"vorticity"};  //!< vorticity, streamfunction, velocity
   int print_every = 100;           //!< steps between progress lines
 };
 

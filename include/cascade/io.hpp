@@ -1,16 +1,19 @@
-//! @file HDF5 output: self-describing files written to a temporary name and renamed on close.
+//! @file HDF5 files: self-describing writers (temporary name, renamed on close) and a checked
+//! reader whose failures are one-line InputErrors naming the file.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cascade {
 
 struct Config;
 
-//! One HDF5 file. It is written as PATH.tmp-PID and renamed to PATH by close(), so a crash
-//! never leaves a half-written file under the real name; the destructor of an unclosed
-//! writer removes the temporary.
+//! One HDF5 file being written. It is written as PATH.tmp-PID and renamed to PATH by close(),
+//! so a crash never leaves a half-written file under the real name; the destructor of an
+//! unclosed writer removes the temporary.
 class H5Writer {
  public:
   explicit H5Writer(const std::string& path);
@@ -18,15 +21,31 @@ class H5Writer {
   H5Writer(const H5Writer&) = delete;
   H5Writer& operator=(const H5Writer&) = delete;
 
-  //! A (ny, nx) dataset with `units` and `description` attributes.
-  void write_2d(const std::string& name, const double* data, int ny, int nx, const std::string& units,
-                const std::string& description);
-  void write_2d(const std::string& name, const float* data, int ny, int nx, const std::string& units,
-                const std::string& description);
-  void attribute(const std::string& name, const std::string& value);
-  void attribute(const std::string& name, double value);
-  void attribute(const std::string& name, long long value);
-  //! Flush, close and rename into place.
+  //! A dataset of any rank, in double or float, with `units` and `description` attributes.
+  void write(const std::string& name, const double* data, const std::vector<std::uint64_t>& shape,
+             const std::string& units, const std::string& description);
+  void write(const std::string& name, const float* data, const std::vector<std::uint64_t>& shape,
+             const std::string& units, const std::string& description);
+  //! (ny, nx) shorthand.
+  template <class T>
+  void write_2d(const std::string& name, const T* data, int ny, int nx, const std::string& units,
+                const std::string& description) {
+    write(name, data, {std::uint64_t(ny), std::uint64_t(nx)}, units, description);
+  }
+  //! A time series: rank 1 (rows) or 2 (rows x cols), chunked and extendable along the rows.
+  void write_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
+                    const std::string& units, const std::string& description);
+  void write_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
+                    const std::string& description);
+  void group(const std::string& name);
+  //! Attributes on the root ("/") or on any group or dataset already written.
+  void attribute(const std::string& name, const std::string& value, const std::string& object = "/");
+  void attribute(const std::string& name, const char* value, const std::string& object = "/") {
+    attribute(name, std::string(value), object);
+  }
+  void attribute(const std::string& name, double value, const std::string& object = "/");
+  void attribute(const std::string& name, long long value, const std::string& object = "/");
+  //! Flush, close, fsync and rename into place.
   void close();
 
   const std::string& path() const { return path_; }
@@ -38,10 +57,45 @@ class H5Writer {
   std::string tmp_;
 };
 
+//! An HDF5 file opened for reading. Every failure (cannot open, missing object, wrong shape)
+//! throws InputError with one line: "FILE: what".
+class H5Reader {
+ public:
+  explicit H5Reader(const std::string& path);
+  ~H5Reader();
+  H5Reader(const H5Reader&) = delete;
+  H5Reader& operator=(const H5Reader&) = delete;
+
+  bool has(const std::string& object) const;
+  bool has_attribute(const std::string& name, const std::string& object = "/") const;
+  std::vector<std::uint64_t> shape(const std::string& dataset) const;
+  //! Size in bytes of one element of a floating-point dataset (4 or 8); throws if not float.
+  int float_size(const std::string& dataset) const;
+  std::vector<double> read_double(const std::string& dataset) const;
+  std::vector<float> read_float(const std::string& dataset) const;
+  std::vector<long long> read_int(const std::string& dataset) const;
+  std::string attr_string(const std::string& name, const std::string& object = "/") const;
+  double attr_double(const std::string& name, const std::string& object = "/") const;
+  long long attr_int(const std::string& name, const std::string& object = "/") const;
+  const std::string& path() const { return path_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+};
+
 //! The attributes every cascade file carries: deck text, resolved deck, version, backend, precision.
 void write_provenance(H5Writer& file, const Config& config, const std::string& backend);
 
 //! mkdir -p; throws InputError naming the directory when it cannot be made or written.
 void make_directories(const std::string& path);
+
+//! Write a text file atomically (temporary name, flush, fsync, rename).
+void write_text_atomically(const std::string& path, const std::string& text);
+
+//! 64-bit FNV-1a over the bytes, in 8-byte words (fast enough for multi-GB states).
+std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t seed = 0xcbf29ce484222325ull);
 
 }  // namespace cascade

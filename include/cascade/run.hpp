@@ -1,8 +1,9 @@
-//! @file `cascade run`: a deck run from start to t_end, with progress lines, deck.yaml and
-//! diagnostics.csv in the output directory.
+//! @file `cascade run`: a deck run from start (or a checkpoint) to t_end, with progress lines
+//! and the output directory of DESIGN.md section 4.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cascade/config.hpp"
 
@@ -11,7 +12,17 @@ namespace cascade {
 //! The columns of diagnostics.csv (DESIGN.md section 4), in order.
 extern const char* const kDiagnosticsColumns;
 
-//! Run the deck; `backend_request` overrides run.backend when not empty. Returns the exit code.
-int run_command(const Config& config, const std::string& backend_request);
+struct RunOptions {
+  std::string deck;                    //!< the deck (a new run)
+  std::string restart;                 //!< a checkpoint to continue from (instead of a deck)
+  std::vector<std::string> overrides;  //!< --set section.key=value
+  std::string output;                  //!< --output DIR
+  std::string backend;                 //!< --backend (overrides run.backend)
+  bool overwrite = false;              //!< replace another run's output in the directory
+};
+
+//! Run; returns the exit code (0 done or stopped by a signal with a checkpoint written).
+//! Throws InputError (exit 2) and RunError (exit 1).
+int run_command(const RunOptions& options);
 
 }  // namespace cascade

@@ -56,6 +56,12 @@ class Solver {
   void set_forcing(const std::vector<Real>& f);             //!< physical vorticity forcing
   void clear_forcing();
   std::vector<Real> vorticity();      //!< physical, ny x nx
+  //! A physical field by name: vorticity, streamfunction, u, v (ny x nx).
+  std::vector<Real> field(const std::string& name);
+  //! Load a spectral state of another grid (src_nx x src_ny, interleaved re/im, unnormalised):
+  //! modes present in both grids are copied (rescaled by the ratio of grid sizes), the others
+  //! are zero; then the dealiasing mask is applied.
+  void set_vorticity_hat_resized(const std::vector<double>& interleaved, int src_nx, int src_ny);
   std::vector<Cplx> vorticity_hat();  //!< the state, exactly
   void set_time(double t, long step, double dt_prev);
 
@@ -68,6 +74,10 @@ class Solver {
 
   // ---- diagnostics
   Diagnostics diagnose();
+  //! Shell spectra E(k), Z(k) (densities: sum E dk = E), shells of width dk() centred on k.
+  void spectra(std::vector<double>& energy, std::vector<double>& enstrophy);
+  double dk() const;
+  std::vector<double> shell_centres() const;
 
   double time() const { return t_; }
   long steps() const { return step_; }

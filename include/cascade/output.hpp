@@ -1,0 +1,173 @@
+//! @file The output directory of a run (DESIGN.md section 4): snapshots and their XDMF index,
+//! diagnostics (CSV + HDF5), spectra, checkpoints, and the background writer that keeps file
+//! writes off the time-stepping thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cascade/config.hpp"
+#include "cascade/solver.hpp"
+#include "cascade/types.hpp"
+
+namespace cascade {
+
+//! Runs file-writing tasks, in order, on one background thread. A task's exception is kept and
+//! rethrown by the next submit() or drain(), so a failed write stops the run with its message.
+class BackgroundWriter {
+ public:
+  BackgroundWriter();
+  ~BackgroundWriter();
+  BackgroundWriter(const BackgroundWriter&) = delete;
+  BackgroundWriter& operator=(const BackgroundWriter&) = delete;
+
+  void submit(std::function<void()> task);
+  //! Wait until every submitted task has finished; rethrow the first failure.
+  void drain();
+
+ private:
+  void loop();
+  void rethrow();
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> tasks_;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+// ---------------------------------------------------------------- the run directory
+
+//! True when `dir` holds cascade output (deck.yaml, diagnostics, snapshots or checkpoints).
+bool holds_run(const std::string& dir);
+//! Remove cascade's own files from `dir` (for --overwrite); other files are left alone.
+void clear_run(const std::string& dir);
+
+// ---------------------------------------------------------------- diagnostics
+
+//! One row of diagnostics.csv, kept as the text written (so that a restart rewrites the rows
+//! it keeps byte for byte) and as numbers (for diagnostics.h5).
+struct DiagnosticsRow {
+  Diagnostics d;
+  double wall = 0;
+  std::string text;  //!< the CSV line, without newline
+};
+
+std::string diagnostics_csv_line(const Diagnostics& d, double wall);
+
+//! diagnostics.csv (appended and flushed row by row) and diagnostics.h5 (rewritten whole by
+//! write_h5, at checkpoints and at the end).
+class DiagnosticsLog {
+ public:
+  //! Start a new log, or (restart) keep the rows at t <= t_keep of an existing one.
+  DiagnosticsLog(const std::string& dir, bool restart, double t_keep);
+  ~DiagnosticsLog();
+  DiagnosticsLog(const DiagnosticsLog&) = delete;
+  DiagnosticsLog& operator=(const DiagnosticsLog&) = delete;
+
+  void append(const Diagnostics& d, double wall);
+  const std::vector<DiagnosticsRow>& rows() const { return rows_; }
+  //! A task that writes diagnostics.h5 from a copy of the rows.
+  std::function<void()> h5_task(const Config& config, const std::string& backend) const;
+
+ private:
+  std::string csv_path_, h5_path_;
+  std::FILE* csv_ = nullptr;
+  std::vector<DiagnosticsRow> rows_;
+};
+
+// ---------------------------------------------------------------- spectra
+
+//! Shell spectra over time, written whole to spectra.h5 by h5_task.
+class SpectraLog {
+ public:
+  SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k);
+  void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy);
+  std::size_t size() const { return t_.size(); }
+  std::function<void()> h5_task(const Config& config, const std::string& backend, double dk) const;
+
+ private:
+  std::string path_;
+  std::vector<double> k_, t_, energy_, enstrophy_;
+  std::vector<long long> step_;
+};
+
+// ---------------------------------------------------------------- snapshots
+
+struct SnapshotEntry {
+  long index;
+  double time;
+  std::vector<std::string> fields;
+  int precision_bytes;  //!< 4 or 8
+  int nx, ny;           //!< the snapshot's own grid (a resized restart changes it)
+  double dx, dy;
+};
+
+//! snapshots/snap_NNNNNN.h5 and the XDMF index snapshots.xmf (rewritten after each snapshot).
+class SnapshotSeries {
+ public:
+  //! `next_index`: the number of the next snapshot (0 for a new run, from the checkpoint on a
+  //! restart, in which case the index lists the existing files below it).
+  SnapshotSeries(const std::string& dir, const Grid& grid, long next_index);
+  long next_index() const { return next_; }
+  //! Fields (name -> values, ny x nx, the run's precision) for the next snapshot: returns the
+  //! task that writes it and the index.
+  template <class Real>
+  std::function<void()> task(const Config& config, const std::string& backend, double t, long step, double dt,
+                             std::vector<std::pair<std::string, std::vector<Real>>> fields);
+
+ private:
+  std::string dir_;
+  Grid grid_;
+  long next_;
+  std::vector<SnapshotEntry> entries_;  //!< every snapshot in the index
+};
+
+std::string snapshot_name(long index);
+//! The XDMF text for the snapshots (ParaView/VisIt open it as a time series).
+std::string xdmf_index(const std::vector<SnapshotEntry>& entries);
+
+// ---------------------------------------------------------------- checkpoints
+
+//! What a checkpoint holds besides the deck.
+struct CheckpointMeta {
+  double time = 0;
+  long step = 0;
+  double dt = 0;             //!< the last step's dt (the growth limiter's reference)
+  long snapshot_index = 0;   //!< the number of the next snapshot
+  std::string stepper;
+  long long seed = 0;        //!< forcing RNG: counter-based, keyed by (seed, step, mode)
+};
+
+//! checkpoints/ckpt_NNNNNN.h5 (NNNNNN: the step), written via a temporary name and renamed.
+std::string checkpoint_path(const std::string& dir, long step);
+
+//! A task writing the exact spectral state and everything a restart needs.
+template <class Real>
+std::function<void()> checkpoint_task(const std::string& path, const Config& config, const std::string& backend,
+                                      std::vector<Complex<Real>> omega_hat, const CheckpointMeta& meta);
+
+//! Remove all but the newest `keep` checkpoints of `dir`/checkpoints (by step number).
+void prune_checkpoints(const std::string& dir, int keep);
+
+//! A checkpoint read back and verified (checksum, shapes, precision). Every problem is an
+//! InputError naming the file. The deck is parsed with `overrides` applied.
+struct CheckpointFile {
+  std::string path;
+  Config config;                   //!< the checkpoint's resolved deck, overrides applied
+  Precision precision;             //!< of the stored state
+  int nx = 0, ny = 0;              //!< grid of the stored state
+  std::vector<double> omega_hat;   //!< interleaved (re, im), ny x (nx/2+1)
+  CheckpointMeta meta;
+};
+
+CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace cascade

@@ -1,0 +1,508 @@
+//! @file The output directory: background writer, diagnostics, spectra, snapshots with their
+//! XDMF index, and checkpoints (write, verify, read, prune).
+#include "cascade/output.hpp"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cascade/error.hpp"
+#include "cascade/io.hpp"
+#include "cascade/run.hpp"
+
+namespace cascade {
+
+// ---------------------------------------------------------------- background writer
+
+BackgroundWriter::BackgroundWriter() : thread_([this] { loop(); }) {}
+
+BackgroundWriter::~BackgroundWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void BackgroundWriter::loop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stop requested and nothing left
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+      busy_ = true;
+    }
+    try {
+      if (!error_) task();  // after a failure the remaining tasks are dropped
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
+    }
+    idle_.notify_all();
+  }
+}
+
+void BackgroundWriter::rethrow() {
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void BackgroundWriter::submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rethrow();
+    tasks_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void BackgroundWriter::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return tasks_.empty() && !busy_; });
+  rethrow();
+}
+
+// ---------------------------------------------------------------- the run directory
+
+namespace {
+bool exists(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& x) {
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+//! The number in "prefix_NNNNNN.h5", or -1.
+long numbered(const std::string& name, const std::string& prefix) {
+  if (!starts_with(name, prefix) || !ends_with(name, ".h5")) return -1;
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stol(digits);
+}
+}  // namespace
+
+bool holds_run(const std::string& dir) {
+  for (const char* f : {"deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf"})
+    if (exists(dir + "/" + f)) return true;
+  for (const auto& name : list_dir(dir + "/checkpoints"))
+    if (numbered(name, "ckpt_") >= 0) return true;
+  for (const auto& name : list_dir(dir + "/snapshots"))
+    if (numbered(name, "snap_") >= 0) return true;
+  return false;
+}
+
+void clear_run(const std::string& dir) {
+  for (const char* f : {"deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf", "log.txt"})
+    std::remove((dir + "/" + f).c_str());
+  for (const auto& name : list_dir(dir + "/checkpoints"))
+    if (numbered(name, "ckpt_") >= 0) std::remove((dir + "/checkpoints/" + name).c_str());
+  for (const auto& name : list_dir(dir + "/snapshots"))
+    if (numbered(name, "snap_") >= 0) std::remove((dir + "/snapshots/" + name).c_str());
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+std::string diagnostics_csv_line(const Diagnostics& d, double wall) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f}", d.step, d.t, d.dt, d.energy, d.enstrophy,
+                     d.palinstrophy, d.max_u, d.cfl_limit, d.injection, d.dissipation, wall);
+}
+
+namespace {
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  return out;
+}
+
+const char* const kLimits[] = {"none", "cfl", "dt_max", "growth", "output"};
+
+long long limit_code(const std::string& name) {
+  for (int k = 0; k < 5; ++k)
+    if (name == kLimits[k]) return k;
+  return -1;
+}
+}  // namespace
+
+DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_keep)
+    : csv_path_(dir + "/diagnostics.csv"), h5_path_(dir + "/diagnostics.h5") {
+  if (restart && exists(csv_path_)) {
+    // Keep the rows up to the checkpoint's time; the restarted run appends the rest.
+    std::ifstream in(csv_path_);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      const auto f = split(line, ',');
+      if (f.size() < 11) throw InputError(csv_path_ + ": malformed row '" + line + "'");
+      DiagnosticsRow r;
+      try {
+        r.d.step = std::stol(f[0]);
+        r.d.t = std::stod(f[1]);
+        r.d.dt = std::stod(f[2]);
+        r.d.energy = std::stod(f[3]);
+        r.d.enstrophy = std::stod(f[4]);
+        r.d.palinstrophy = std::stod(f[5]);
+        r.d.max_u = std::stod(f[6]);
+        r.d.cfl_limit = f[7];
+        r.d.injection = std::stod(f[8]);
+        r.d.dissipation = std::stod(f[9]);
+        r.wall = std::stod(f[10]);
+      } catch (const std::exception&) {
+        throw InputError(csv_path_ + ": malformed row '" + line + "'");
+      }
+      if (r.d.t > t_keep) break;
+      r.text = line;
+      rows_.push_back(r);
+    }
+  }
+  std::string text = std::string(kDiagnosticsColumns) + "\n";
+  for (const auto& r : rows_) text += r.text + "\n";
+  write_text_atomically(csv_path_, text);
+  csv_ = std::fopen(csv_path_.c_str(), "a");
+  if (!csv_) throw RunError("cannot append to '" + csv_path_ + "': " + std::strerror(errno));
+}
+
+DiagnosticsLog::~DiagnosticsLog() {
+  if (csv_) std::fclose(csv_);
+}
+
+void DiagnosticsLog::append(const Diagnostics& d, double wall) {
+  DiagnosticsRow r{d, wall, diagnostics_csv_line(d, wall)};
+  if (std::fputs((r.text + "\n").c_str(), csv_) < 0 || std::fflush(csv_) != 0)
+    throw RunError("cannot write to '" + csv_path_ + "': " + std::strerror(errno));
+  rows_.push_back(std::move(r));
+}
+
+std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::string& backend) const {
+  std::vector<long long> step, limit;
+  std::vector<double> t, dt, e, z, p, umax, inj, diss, wall;
+  for (const auto& r : rows_) {
+    step.push_back(r.d.step);
+    t.push_back(r.d.t);
+    dt.push_back(r.d.dt);
+    e.push_back(r.d.energy);
+    z.push_back(r.d.enstrophy);
+    p.push_back(r.d.palinstrophy);
+    umax.push_back(r.d.max_u);
+    limit.push_back(limit_code(r.d.cfl_limit));
+    inj.push_back(r.d.injection);
+    diss.push_back(r.d.dissipation);
+    wall.push_back(r.wall);
+  }
+  return [=, path = h5_path_] {
+    H5Writer f(path);
+    write_provenance(f, config, backend);
+    f.write_series("/step", step, "1", "time step number");
+    f.write_series("/t", t, 1, "time", "simulation time");
+    f.write_series("/dt", dt, 1, "time", "the step that ended at t (0 at the start)");
+    f.write_series("/E", e, 1, "length^2/time^2", "energy 1/2 <|u|^2>");
+    f.write_series("/Z", z, 1, "1/time^2", "enstrophy 1/2 <omega^2>");
+    f.write_series("/P", p, 1, "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>");
+    f.write_series("/max_u", umax, 1, "length/time", "max |u|");
+    f.write_series("/cfl_limit", limit, "1", "what bound dt: 0 none, 1 cfl, 2 dt_max, 3 growth, 4 output");
+    f.write_series("/injection", inj, 1, "length^2/time^3", "dE/dt from the forcing");
+    f.write_series("/dissipation", diss, 1, "length^2/time^3", "-dE/dt from D(k)");
+    f.write_series("/wall_seconds", wall, 1, "s", "wall time since the run (or restart) began");
+    f.close();
+  };
+}
+
+// ---------------------------------------------------------------- spectra
+
+SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k)
+    : path_(dir + "/spectra.h5"), k_(k) {
+  if (!restart || !exists(path_)) return;
+  H5Reader r(path_);
+  const auto t = r.read_double("/t");
+  const auto step = r.read_int("/step");
+  const auto e = r.read_double("/E");
+  const auto z = r.read_double("/Z");
+  const auto kk = r.read_double("/k");
+  if (kk.size() != k_.size() || kk != k_) {
+    // A resized restart: keep the earlier series under its own name, start a new one.
+    const std::string kept = fmt::format("{}/spectra_until_t{}.h5", dir, t_keep);
+    if (std::rename(path_.c_str(), kept.c_str()) != 0)
+      throw RunError("cannot rename '" + path_ + "' to '" + kept + "': " + std::strerror(errno));
+    return;
+  }
+  const std::size_t n = k_.size();
+  for (std::size_t row = 0; row < t.size() && t[row] <= t_keep; ++row) {
+    t_.push_back(t[row]);
+    step_.push_back(step[row]);
+    energy_.insert(energy_.end(), e.begin() + row * n, e.begin() + (row + 1) * n);
+    enstrophy_.insert(enstrophy_.end(), z.begin() + row * n, z.begin() + (row + 1) * n);
+  }
+}
+
+void SpectraLog::append(double t, long step, const std::vector<double>& e, const std::vector<double>& z) {
+  t_.push_back(t);
+  step_.push_back(step);
+  energy_.insert(energy_.end(), e.begin(), e.end());
+  enstrophy_.insert(enstrophy_.end(), z.begin(), z.end());
+}
+
+std::function<void()> SpectraLog::h5_task(const Config& config, const std::string& backend, double dk) const {
+  return [=, path = path_, k = k_, t = t_, step = step_, e = energy_, z = enstrophy_] {
+    H5Writer f(path);
+    write_provenance(f, config, backend);
+    f.attribute("dk", dk);
+    f.write_series("/k", k, 1, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
+    f.write_series("/t", t, 1, "time", "simulation time of each spectrum");
+    f.write_series("/step", step, "1", "time step number of each spectrum");
+    f.write_series("/E", e, k.size(), "length^3/time^2",
+                   "shell energy spectrum E(k) (time, k): sum over a shell / dk, so that sum E dk = E");
+    f.write_series("/Z", z, k.size(), "length/time^2",
+                   "shell enstrophy spectrum Z(k) (time, k): sum over a shell / dk, so that sum Z dk = Z");
+    f.close();
+  };
+}
+
+// ---------------------------------------------------------------- snapshots
+
+std::string snapshot_name(long index) { return fmt::format("snap_{:06d}.h5", index); }
+
+std::string xdmf_index(const std::vector<SnapshotEntry>& entries) {
+  std::string x;
+  x += "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
+  x += "  <Grid Name=\"cascade\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const auto& e : entries) {
+    const std::string file = "snapshots/" + snapshot_name(e.index);
+    x += fmt::format("   <Grid Name=\"snap_{:06d}\" GridType=\"Uniform\">\n", e.index);
+    x += fmt::format("    <Time Value=\"{}\"/>\n", e.time);
+    x += fmt::format("    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"{} {}\"/>\n", e.ny, e.nx);
+    x += "    <Geometry GeometryType=\"ORIGIN_DXDY\">\n";
+    x += "     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">0 0</DataItem>\n";
+    x += fmt::format("     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">{} {}</DataItem>\n", e.dy,
+                     e.dx);
+    x += "    </Geometry>\n";
+    for (const auto& name : e.fields) {
+      x += fmt::format("    <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
+      x += fmt::format(
+          "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{} {}\">{}:/{}</DataItem>\n",
+          e.precision_bytes, e.ny, e.nx, file, name);
+      x += "    </Attribute>\n";
+    }
+    x += "   </Grid>\n";
+  }
+  x += "  </Grid>\n </Domain>\n</Xdmf>\n";
+  return x;
+}
+
+SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index)
+    : dir_(dir), grid_(grid), next_(next_index) {
+  make_directories(dir + "/snapshots");
+  // A restart lists the snapshots written before the checkpoint.
+  for (const auto& name : list_dir(dir + "/snapshots")) {
+    const long index = numbered(name, "snap_");
+    if (index < 0 || index >= next_index) continue;
+    H5Reader r(dir + "/snapshots/" + name);
+    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid.nx, grid.ny, grid.dx(), grid.dy()};
+    for (const char* f : {"vorticity", "streamfunction", "u", "v"})
+      if (r.has(std::string("/") + f)) {
+        e.fields.push_back(f);
+        e.precision_bytes = r.float_size(std::string("/") + f);
+        const auto shape = r.shape(std::string("/") + f);
+        if (shape.size() == 2) {
+          e.ny = int(shape[0]);
+          e.nx = int(shape[1]);
+        }
+      }
+    if (r.has_attribute("lx") && r.has_attribute("ly")) {
+      e.dx = r.attr_double("lx") / e.nx;
+      e.dy = r.attr_double("ly") / e.ny;
+    }
+    entries_.push_back(e);
+  }
+}
+
+template <class Real>
+std::function<void()> SnapshotSeries::task(const Config& config, const std::string& backend, double t, long step,
+                                           double dt, std::vector<std::pair<std::string, std::vector<Real>>> fields) {
+  SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy()};
+  for (const auto& f : fields) e.fields.push_back(f.first);
+  entries_.push_back(e);
+  ++next_;
+  const std::string path = dir_ + "/snapshots/" + snapshot_name(e.index);
+  const std::string xmf = xdmf_index(entries_);
+  const std::string xmf_path = dir_ + "/snapshots.xmf";
+  const Grid g = grid_;
+  return [=, fields = std::move(fields)] {
+    H5Writer f(path);
+    write_provenance(f, config, backend);
+    f.attribute("time", t);
+    f.attribute("step", static_cast<long long>(step));
+    f.attribute("dt", dt);
+    f.attribute("lx", g.lx);
+    f.attribute("ly", g.ly);
+    for (const auto& [name, values] : fields) {
+      const bool w = name == "vorticity", s = name == "streamfunction";
+      f.write_2d("/" + name, values.data(), g.ny, g.nx,
+                 w ? "1/time" : s ? "length^2/time" : "length/time",
+                 w ? "vorticity omega = dv/dx - du/dy"
+                   : s ? "streamfunction psi, omega = -lap(psi), zero mean"
+                       : (name == "u" ? "velocity u = dpsi/dy" : "velocity v = -dpsi/dx"));
+    }
+    f.close();
+    write_text_atomically(xmf_path, xmf);
+  };
+}
+
+template std::function<void()> SnapshotSeries::task<float>(const Config&, const std::string&, double, long, double,
+                                                            std::vector<std::pair<std::string, std::vector<float>>>);
+template std::function<void()> SnapshotSeries::task<double>(const Config&, const std::string&, double, long, double,
+                                                             std::vector<std::pair<std::string, std::vector<double>>>);
+
+// ---------------------------------------------------------------- checkpoints
+
+std::string checkpoint_path(const std::string& dir, long step) {
+  return fmt::format("{}/checkpoints/ckpt_{:06d}.h5", dir, step);
+}
+
+namespace {
+//! The checksum covers the state's bytes and the scalars a restart depends on.
+std::string state_checksum(const void* data, std::size_t bytes, const CheckpointMeta& m) {
+  std::uint64_t h = checksum64(data, bytes);
+  const double scalars[3] = {m.time, m.dt, double(m.step)};
+  h = checksum64(scalars, sizeof(scalars), h);
+  return fmt::format("fnv1a64w:{:016x}", h);
+}
+}  // namespace
+
+template <class Real>
+std::function<void()> checkpoint_task(const std::string& path, const Config& config, const std::string& backend,
+                                      std::vector<Complex<Real>> omega_hat, const CheckpointMeta& meta) {
+  return [=, hat = std::move(omega_hat)] {
+    const Grid g = config.make_grid();
+    H5Writer f(path);
+    write_provenance(f, config, backend);
+    f.attribute("time", meta.time);
+    f.attribute("step", static_cast<long long>(meta.step));
+    f.attribute("dt", meta.dt);
+    f.attribute("snapshot_index", static_cast<long long>(meta.snapshot_index));
+    f.attribute("nx", static_cast<long long>(g.nx));
+    f.attribute("ny", static_cast<long long>(g.ny));
+    f.group("/state");
+    f.write("/state/omega_hat", reinterpret_cast<const Real*>(hat.data()),
+            {std::uint64_t(g.ny), std::uint64_t(g.nxh()), 2}, "1/time (times nx ny: unnormalised DFT)",
+            "exact spectral state: the unnormalised real-to-complex DFT of omega, (ky, kx, re/im)");
+    f.group("/stepper");
+    f.attribute("name", meta.stepper, "/stepper");
+    f.attribute("dt_previous", meta.dt, "/stepper");
+    f.group("/rng");
+    f.attribute("seed", meta.seed, "/rng");
+    f.attribute("counter", static_cast<long long>(meta.step), "/rng");
+    f.attribute("generator", std::string("counter-based: SplitMix64 mix of (seed, step, mode)"), "/rng");
+    f.attribute("checksum", state_checksum(hat.data(), hat.size() * sizeof(Complex<Real>), meta));
+    f.close();
+  };
+}
+
+template std::function<void()> checkpoint_task<float>(const std::string&, const Config&, const std::string&,
+                                                      std::vector<Complex<float>>, const CheckpointMeta&);
+template std::function<void()> checkpoint_task<double>(const std::string&, const Config&, const std::string&,
+                                                       std::vector<Complex<double>>, const CheckpointMeta&);
+
+void prune_checkpoints(const std::string& dir, int keep) {
+  std::vector<std::pair<long, std::string>> found;
+  for (const auto& name : list_dir(dir + "/checkpoints")) {
+    const long step = numbered(name, "ckpt_");
+    if (step >= 0) found.emplace_back(step, dir + "/checkpoints/" + name);
+  }
+  std::sort(found.begin(), found.end());
+  for (std::size_t i = 0; i + keep < found.size(); ++i) std::remove(found[i].second.c_str());
+}
+
+CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides) {
+  H5Reader r(path);
+  CheckpointFile c;
+  c.path = path;
+  for (const char* a : {"time", "step", "dt", "checksum", "deck_resolved", "precision", "nx", "ny"})
+    if (!r.has_attribute(a)) throw InputError(path + ": not a cascade checkpoint (no attribute '" + a + "')");
+  if (!r.has("/state/omega_hat")) throw InputError(path + ": missing dataset /state/omega_hat");
+  c.meta.time = r.attr_double("time");
+  c.meta.step = static_cast<long>(r.attr_int("step"));
+  c.meta.dt = r.attr_double("dt");
+  c.meta.snapshot_index = r.has_attribute("snapshot_index") ? static_cast<long>(r.attr_int("snapshot_index")) : 0;
+  c.meta.stepper = r.has_attribute("name", "/stepper") ? r.attr_string("name", "/stepper") : "";
+  c.meta.seed = r.has_attribute("seed", "/rng") ? r.attr_int("seed", "/rng") : 0;
+  c.nx = static_cast<int>(r.attr_int("nx"));
+  c.ny = static_cast<int>(r.attr_int("ny"));
+  const std::string precision = r.attr_string("precision");
+  if (precision != "double" && precision != "single")
+    throw InputError(path + ": attribute precision is '" + precision + "', expected double or single");
+  c.precision = precision == "single" ? Precision::Single : Precision::Double;
+  const int want_bytes = c.precision == Precision::Single ? 4 : 8;
+  const int bytes = r.float_size("/state/omega_hat");
+  if (bytes != want_bytes)
+    throw InputError(fmt::format("{}: /state/omega_hat holds {}-byte values but the checkpoint says precision {}",
+                                 path, bytes, precision));
+  const auto shape = r.shape("/state/omega_hat");
+  if (c.nx < 4 || c.ny < 4 || shape.size() != 3 || shape[0] != std::uint64_t(c.ny) ||
+      shape[1] != std::uint64_t(c.nx / 2 + 1) || shape[2] != 2)
+    throw InputError(fmt::format("{}: /state/omega_hat has shape ({}) but the checkpoint's grid is {} x {} "
+                                 "(expected ({}, {}, 2))",
+                                 path, fmt::join(shape, ", "), c.nx, c.ny, c.ny, c.nx / 2 + 1));
+  // Verify the checksum on the data in its stored precision.
+  std::string sum;
+  if (c.precision == Precision::Single) {
+    const auto v = r.read_float("/state/omega_hat");
+    sum = state_checksum(v.data(), v.size() * sizeof(float), c.meta);
+    c.omega_hat.assign(v.begin(), v.end());
+  } else {
+    c.omega_hat = r.read_double("/state/omega_hat");
+    sum = state_checksum(c.omega_hat.data(), c.omega_hat.size() * sizeof(double), c.meta);
+  }
+  const std::string stored = r.attr_string("checksum");
+  if (sum != stored)
+    throw InputError(path + ": checksum mismatch (stored " + stored + ", computed " + sum +
+                     "): the file is corrupt");
+  c.config = parse_deck(r.attr_string("deck_resolved"), path + " (deck)", overrides);
+  // A different grid is a spectral resize, done only when asked for with --set grid.nx/ny.
+  bool resize_asked = false;
+  for (const auto& o : overrides) resize_asked = resize_asked || starts_with(o, "grid.nx=") || starts_with(o, "grid.ny=");
+  if ((c.config.grid.nx != c.nx || c.config.grid.ny != c.ny) && !resize_asked)
+    throw InputError(fmt::format("{}: the state is {} x {} but the deck asks for {} x {}; to resize, set both "
+                                 "grid.nx and grid.ny with --set",
+                                 path, c.nx, c.ny, c.config.grid.nx, c.config.grid.ny));
+  return c;
+}
+
+}  // namespace cascade

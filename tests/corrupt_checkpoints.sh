@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Corrupt restart inputs: each gives one line on stderr, exit code 2, and changes nothing on
+# disk: a missing file, a truncated checkpoint, a flipped byte in the state (checksum), a
+# missing dataset, the wrong precision, a state of another grid without the resize keys.
+#   corrupt_checkpoints.sh CASCADE PYTHON SOURCE_DIR
+set -u
+bin=$1 py=$2 src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$bin" run "$src/input/taylor_green.yaml" --backend cpu --output "$work/run" --set time.t_end=1 \
+  --set grid.nx=32 --set grid.ny=32 >/dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }
+good=$(ls "$work"/run/checkpoints/ckpt_*.h5 | tail -1)
+mkdir -p "$work/bad"
+PYTHONPATH="$src/postprocess" "$py" - "$good" "$work/bad" <<'PY'
+import shutil, sys
+import h5py, numpy as np
+good, bad = sys.argv[1], sys.argv[2]
+data = open(good, "rb").read()
+open(bad + "/truncated.h5", "wb").write(data[: len(data) // 2])
+with h5py.File(good, "r") as f:
+    offset = f["state/omega_hat"].id.get_offset()
+flipped = bytearray(data)
+flipped[offset + 100] ^= 0x10
+open(bad + "/flipped.h5", "wb").write(bytes(flipped))
+shutil.copy(good, bad + "/missing.h5")
+with h5py.File(bad + "/missing.h5", "a") as f:
+    del f["state/omega_hat"]
+shutil.copy(good, bad + "/precision.h5")
+with h5py.File(bad + "/precision.h5", "a") as f:
+    v = f["state/omega_hat"][...].astype(np.float32)
+    del f["state/omega_hat"]
+    f["state/omega_hat"] = v
+# A consistent checkpoint (valid checksum) of a 64 x 64 state whose deck still says 32 x 32.
+import cascade_io
+shutil.copy(good, bad + "/grid.h5")
+with h5py.File(bad + "/grid.h5", "a") as f:
+    del f["state/omega_hat"]
+    state = np.zeros((64, 33, 2))
+    state[1, 0, 1] = 64.0 ** 2
+    f["state/omega_hat"] = state
+    f.attrs["nx"] = np.int64(64)
+    f.attrs["ny"] = np.int64(64)
+    f.attrs["checksum"] = np.bytes_(cascade_io.checkpoint_checksum(
+        state, f.attrs["time"], f.attrs["dt"], f.attrs["step"]))
+# The checksum in Python agrees with cascade's.
+with h5py.File(good, "r") as f:
+    stored = f.attrs["checksum"].decode()
+    mine = cascade_io.checkpoint_checksum(f["state/omega_hat"][...], f.attrs["time"], f.attrs["dt"], f.attrs["step"])
+    assert stored == mine, (stored, mine)
+PY
+status=0
+check() {  # name pattern file
+  local name=$1 pattern=$2 file=$3
+  before=$(ls -lR --time-style=full-iso "$work/run" | md5sum)
+  "$bin" run --restart "$file" --backend cpu >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  after=$(ls -lR --time-style=full-iso "$work/run" | md5sum)
+  if [ $rc != 2 ] || [ "$(wc -l <"$work/err.txt")" != 1 ] || ! grep -Eq "$pattern" "$work/err.txt" || [ "$before" != "$after" ]; then
+    echo "FAIL $name: rc $rc, stderr: $(cat "$work/err.txt"), changed: $([ "$before" != "$after" ] && echo yes || echo no)"
+    status=1
+  else
+    echo "ok   $name: $(cat "$work/err.txt")"
+  fi
+}
+check missing_file "cannot open: No such file" "$work/bad/nope.h5"
+check truncated "(not an HDF5 file|truncated or corrupt)" "$work/bad/truncated.h5"
+check flipped_byte "checksum mismatch" "$work/bad/flipped.h5"
+check missing_dataset "missing dataset /state/omega_hat" "$work/bad/missing.h5"
+check wrong_precision "holds 4-byte values but the checkpoint says precision double" "$work/bad/precision.h5"
+check other_grid "the state is 64 x 64 but the deck asks for 32 x 32; to resize" "$work/bad/grid.h5"
+exit $status
