@@ -19,6 +19,7 @@
 
 #include "cascade/equation.hpp"
 #include "cascade/types.hpp"
+#include "cascade/vortex.hpp"
 #include "kernels/reduction_ops.cuh"
 #include "kernels/spectral_ops.cuh"
 
@@ -51,13 +52,11 @@ struct LinearOperator {
   int q;
   Real beta;
 
+  //! The three parts of D(k) for k^2 > 0: viscosity, friction, hypoviscosity.
+  CASCADE_HD Real viscous(Real k2) const { return nu != Real(0) ? nu * int_power(k2, p) : Real(0); }
+  CASCADE_HD Real hypoviscous(Real k2) const { return alpha != Real(0) ? alpha / int_power(k2, q) : Real(0); }
   //! D(k) for k^2 > 0.
-  CASCADE_HD Real damping(Real k2) const {
-    Real d = mu;
-    if (nu != Real(0)) d += nu * int_power(k2, p);
-    if (alpha != Real(0)) d += alpha / int_power(k2, q);
-    return d;
-  }
+  CASCADE_HD Real damping(Real k2) const { return mu + viscous(k2) + hypoviscous(k2); }
   //! exp(L(k) tau): the integrating factor over a time tau, for one mode (1 at k = 0).
   CASCADE_HD Complex<Real> propagator(Real kx, Real k2, Real tau) const {
     if (k2 <= Real(0) || tau == Real(0)) return {Real(1), Real(0)};
@@ -276,53 +275,25 @@ struct SpectralSumsOfMode {
     const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
     const Complex<Real> o = omega_hat[idx];
     const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
+    const double e = w * a2 / k2;  // twice this mode's energy
     SpectralSums r;
-    r.energy = 0.5 * w * a2 / k2;
+    r.energy = 0.5 * e;
     r.enstrophy = 0.5 * w * a2;
     r.palinstrophy = 0.5 * w * a2 * k2;
-    r.dissipation = w * double(lin.damping(Real(k2))) * a2 / k2;
+    r.diss_nu = double(lin.viscous(Real(k2))) * e;
+    r.diss_mu = double(lin.mu) * e;
+    r.diss_alpha = double(lin.hypoviscous(Real(k2))) * e;
+    r.diss_z = double(lin.damping(Real(k2))) * w * a2;
     if (forcing_hat) {
       const Complex<Real> f = forcing_hat[idx];
-      r.injection = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im)) / k2;
+      const double dot = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im));
+      const double f2 = w * (double(f.re) * double(f.re) + double(f.im) * double(f.im));
+      r.inj = dot / k2;
+      r.inj_z = dot;
+      r.f2 = f2 / k2;
+      r.f2_z = f2;
     }
     return r;
-  }
-};
-
-//! One mode's contribution to the shell spectra: shell s holds |k| in [(s - 1/2) dk,
-//! (s + 1/2) dk); energy 1/2 w |omega|^2 / k^2 and enstrophy 1/2 w |omega|^2 (w = 1 on the
-//! columns kx = 0 and kx = Nyquist of the half spectrum, 2 elsewhere), before 1/(nx ny)^2.
-struct ShellContribution {
-  int bin;  //!< -1: no contribution (k = 0)
-  double a;
-  double b;
-};
-
-template <class Real>
-struct ShellSpectrumOfMode {
-  SpectralShape<Real> s;
-  double dk;
-  const Complex<Real>* omega_hat;
-  CASCADE_HD ShellContribution operator()(std::size_t idx) const {
-    int i, j;
-    s.mode(idx, i, j);
-    const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
-    if (k2 <= 0) return {-1, 0.0, 0.0};
-    const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
-    const Complex<Real> o = omega_hat[idx];
-    const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
-    return {int(floor(sqrt(k2) / dk + 0.5)), 0.5 * w * a2 / k2, 0.5 * w * a2};
-  }
-};
-
-//! |u| = sqrt(u^2 + v^2) at a point (diagnostics: max|u|).
-template <class Real>
-struct Speed {
-  const Real* u;
-  const Real* v;
-  CASCADE_HD Real operator()(std::size_t idx) const {
-    const Real a = u[idx], b = v[idx];
-    return sqrt(a * a + b * b);
   }
 };
 
@@ -343,9 +314,126 @@ CASCADE_HD inline double uniform_key(std::uint64_t seed, std::uint64_t a, std::u
   return double(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-//! A random vorticity field with McWilliams' (1984) spectrum: |psi_hat(k)|^2 proportional to
-//! [k^2 (1 + (k/k0)^4)]^-1 (the form of pyqg's McWilliams example), so that the shell energy
-//! spectrum E(k) ~ k / (1 + (k/k0)^4) peaks near k0 and falls as k^-3 beyond it. Exact
+//! One mode's contribution to the shell spectra: shell s holds |k| in [(s - 1/2) dk,
+//! (s + 1/2) dk); with w = 1 on the columns kx = 0 and kx = Nyquist of the half spectrum and 2
+//! elsewhere, before 1/(nx ny)^2:
+//!   v[0] energy 1/2 w |omega|^2 / k^2, v[1] enstrophy 1/2 w |omega|^2,
+//!   v[2] energy transfer w Re(conj(omega) N) / k^2, v[3] enstrophy transfer w Re(conj(omega) N)
+//! (N: the dealiased nonlinear term, when given; the transfers sum to zero over all shells).
+struct ShellContribution {
+  int bin;  //!< -1: no contribution (k = 0)
+  double v[4];
+};
+
+template <class Real>
+struct ShellSpectrumOfMode {
+  SpectralShape<Real> s;
+  double dk;
+  const Complex<Real>* omega_hat;
+  const Complex<Real>* n_hat;  //!< may be null (no transfer)
+  CASCADE_HD ShellContribution operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
+    if (k2 <= 0) return {-1, {0.0, 0.0, 0.0, 0.0}};
+    const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
+    const Complex<Real> o = omega_hat[idx];
+    const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
+    double t = 0;
+    if (n_hat) t = w * (double(o.re) * double(n_hat[idx].re) + double(o.im) * double(n_hat[idx].im));
+    return {int(floor(sqrt(k2) / dk + 0.5)), {0.5 * w * a2 / k2, 0.5 * w * a2, t / k2, t}};
+  }
+};
+
+//! Stochastic (or steady) forcing in the shell |k| - k_f| < dk: |F(k)| = amp |k|, so that every
+//! forced mode carries the same energy |F|^2/k^2, with a phase keyed by (seed, counter, mode)
+//! (Hermitian on the column kx = 0). The ring is cut to the modes the dealiasing keeps.
+template <class Real>
+struct RingForcing {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  double k_f;
+  double dk;
+  double amp;
+  std::uint64_t seed;
+  std::uint64_t counter;  //!< the step (ring) or 0 (ring-steady)
+  Complex<Real>* f_hat;
+
+  CASCADE_HD static bool in_ring(double k, double k_f, double dk) { return k > 0 && fabs(k - k_f) < dk; }
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const int n = s.my(j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * n, k = sqrt(kx * kx + ky * ky);
+    if (!in_ring(k, k_f, dk) || !mask.keep(s, i, j)) {
+      f_hat[idx] = {Real(0), Real(0)};
+      return;
+    }
+    const int an = n < 0 ? -n : n;
+    const std::uint64_t mode = std::uint64_t(i) * 2654435761ull + std::uint64_t(i == 0 ? an : n + s.ny);
+    double theta = 2.0 * M_PI * uniform_key(seed ^ 0xF0F0F0F0F0F0F0F0ull, counter, mode);
+    if (i == 0 && n < 0) theta = -theta;
+    f_hat[idx] = {Real(amp * k * cos(theta)), Real(amp * k * sin(theta))};
+  }
+};
+
+//! y += a x (spectral).
+template <class Real>
+struct AxpySpectral {
+  Real a;
+  const Complex<Real>* x;
+  Complex<Real>* y;
+  CASCADE_HD void operator()(std::size_t idx) const { y[idx] = caxpy(y[idx], a, x[idx]); }
+};
+
+//! Vortices with Gaussian vorticity (include/cascade/vortex.hpp), summed over the nearest
+//! periodic images: omega = sum_v Gamma_v / (2 pi s_v^2) exp(-r^2 / (2 s_v^2)), with
+//! s = radius (gaussian) or radius / sqrt(2) (lamb-oseen: Gamma/(pi a^2) exp(-r^2/a^2)).
+
+//! Up to kVortexBatch vortices a launch (the list travels by value in the kernel's arguments).
+constexpr int kVortexBatch = 32;
+
+template <class Real>
+struct VortexField {
+  int nx;
+  double dx, dy, lx, ly;
+  VortexSpec v[kVortexBatch];
+  int count;
+  bool accumulate;  //!< add to omega (later batches) instead of overwriting it
+  Real* omega;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    const int j = int(idx / nx), i = int(idx - std::size_t(j) * nx);
+    const double x = dx * i, y = dy * j;
+    double w = accumulate ? double(omega[idx]) : 0.0;
+    for (int k = 0; k < count; ++k) {
+      const VortexSpec& p = v[k];
+      const double norm = p.circulation / (2 * M_PI * p.s * p.s);
+      for (int a = -1; a <= 1; ++a)
+        for (int b = -1; b <= 1; ++b) {
+          const double ddx = x - p.x + a * lx, ddy = y - p.y + b * ly;
+          w += norm * exp(-(ddx * ddx + ddy * ddy) / (2 * p.s * p.s));
+        }
+    }
+    omega[idx] = Real(w);
+  }
+};
+
+//! |u| = sqrt(u^2 + v^2) at a point (diagnostics: max|u|).
+template <class Real>
+struct Speed {
+  const Real* u;
+  const Real* v;
+  CASCADE_HD Real operator()(std::size_t idx) const {
+    const Real a = u[idx], b = v[idx];
+    return sqrt(a * a + b * b);
+  }
+};
+
+//! A random vorticity field with a McWilliams (1984) spectrum: |psi_hat(k)|^2 proportional to
+//! [k^2 (1 + (k/k0)^4 / 3)]^-1 (the form of pyqg's McWilliams example, with the peak moved to
+//! k0), so that the shell energy spectrum E(k) ~ k / (1 + (k/k0)^4 / 3) peaks at k0 and falls
+//! as k^-3 beyond it. Exact
 //! amplitudes with random phases keyed by (seed, m, n), Hermitian on the column kx = 0. Not
 //! yet normalised: the caller rescales to the requested energy. Unnormalised DFT convention.
 template <class Real>
@@ -366,7 +454,7 @@ struct RandomVorticity {
       return;
     }
     const double k = sqrt(k2), x = k / k0;
-    const double psi_amp = 1.0 / (k * sqrt(1.0 + x * x * x * x));
+    const double psi_amp = 1.0 / (k * sqrt(1.0 + x * x * x * x / 3.0));
     // On the column m = 0 the modes n and -n are conjugate: draw the phase for |n| only.
     const int an = n < 0 ? -n : n;
     double theta = 2.0 * M_PI * uniform_key(seed, std::uint64_t(i), std::uint64_t(i == 0 ? an : n + s.ny));

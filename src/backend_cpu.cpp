@@ -179,32 +179,27 @@ class CpuExec {
     return result;
   }
 
-  //! Bin f(idx) = {bin, a, b} into two histograms of `bins` values (bins < 0 or >= bins are
+  //! Bin f(idx) = {bin, v[4]} into four histograms of `bins` values (bins < 0 or >= bins are
   //! dropped); per-thread bins combined in thread order (deterministic).
   template <class Fn>
-  void histogram2(std::size_t n, const Fn& f, int bins, std::vector<double>& a, std::vector<double>& b) const {
-    std::vector<std::vector<double>> pa(threads_, std::vector<double>(bins, 0.0)), pb = pa;
+  void histogram4(std::size_t n, const Fn& f, int bins, std::vector<double> (&out)[4]) const {
+    std::vector<std::vector<double>> part(threads_, std::vector<double>(4 * std::size_t(bins), 0.0));
     const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel num_threads(threads_)
     {
-      std::vector<double>& ta = pa[omp_get_thread_num()];
-      std::vector<double>& tb = pb[omp_get_thread_num()];
+      std::vector<double>& mine = part[omp_get_thread_num()];
 #pragma omp for schedule(static)
       for (std::ptrdiff_t idx = 0; idx < count; ++idx) {
         const auto c = f(static_cast<std::size_t>(idx));
-        if (c.bin >= 0 && c.bin < bins) {
-          ta[c.bin] += c.a;
-          tb[c.bin] += c.b;
-        }
+        if (c.bin >= 0 && c.bin < bins)
+          for (int q = 0; q < 4; ++q) mine[std::size_t(q) * bins + c.bin] += c.v[q];
       }
     }
-    a.assign(bins, 0.0);
-    b.assign(bins, 0.0);
-    for (int t = 0; t < threads_; ++t)
-      for (int k = 0; k < bins; ++k) {
-        a[k] += pa[t][k];
-        b[k] += pb[t][k];
-      }
+    for (int q = 0; q < 4; ++q) {
+      out[q].assign(bins, 0.0);
+      for (int t = 0; t < threads_; ++t)
+        for (int k = 0; k < bins; ++k) out[q][k] += part[t][std::size_t(q) * bins + k];
+    }
   }
 
   void forward(const Real* in, Cplx* out) const {

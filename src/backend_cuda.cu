@@ -95,26 +95,25 @@ __global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f
   if (threadIdx.x == 0) d_partials[blockIdx.x] = acc;
 }
 
-//! Histogram of f(idx) = {bin, a, b}: per-block bins in shared memory when they fit, then
-//! one atomicAdd per bin and block into the global bins (2 x bins doubles, a then b).
+//! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,
+//! then one atomicAdd per bin and block into the global bins (4 x bins doubles).
 template <class Fn>
-__global__ void histogram2_kernel(std::size_t n, Fn f, int bins, bool shared_bins, double* d_bins) {
+__global__ void histogram4_kernel(std::size_t n, Fn f, int bins, bool shared_bins, double* d_bins) {
   extern __shared__ double s_bins[];
   if (shared_bins)
-    for (int k = threadIdx.x; k < 2 * bins; k += blockDim.x) s_bins[k] = 0.0;
+    for (int k = threadIdx.x; k < 4 * bins; k += blockDim.x) s_bins[k] = 0.0;
   __syncthreads();
   double* target = shared_bins ? s_bins : d_bins;
   const std::size_t stride = std::size_t(blockDim.x) * gridDim.x;
   for (std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += stride) {
     const auto c = f(idx);
-    if (c.bin >= 0 && c.bin < bins) {
-      atomicAdd(&target[c.bin], c.a);
-      atomicAdd(&target[bins + c.bin], c.b);
-    }
+    if (c.bin >= 0 && c.bin < bins)
+      for (int q = 0; q < 4; ++q)
+        if (c.v[q] != 0.0) atomicAdd(&target[q * bins + c.bin], c.v[q]);
   }
   if (!shared_bins) return;
   __syncthreads();
-  for (int k = threadIdx.x; k < 2 * bins; k += blockDim.x)
+  for (int k = threadIdx.x; k < 4 * bins; k += blockDim.x)
     if (s_bins[k] != 0.0) atomicAdd(&d_bins[k], s_bins[k]);
 }
 
@@ -259,10 +258,10 @@ class CudaExec {
     return result;
   }
 
-  //! Two histograms of f(idx) = {bin, a, b}, summed in double on the device.
+  //! Four histograms of f(idx) = {bin, v[4]}, summed in double on the device.
   template <class Fn>
-  void histogram2(std::size_t n, const Fn& f, int bins, std::vector<double>& a, std::vector<double>& b) {
-    const std::size_t bytes = 2 * std::size_t(bins) * sizeof(double);
+  void histogram4(std::size_t n, const Fn& f, int bins, std::vector<double> (&out)[4]) {
+    const std::size_t bytes = 4 * std::size_t(bins) * sizeof(double);
     if (bytes > bins_bytes_) {  // grows once, then reused
       if (d_bins_) CASCADE_CUDA_CHECK(cudaFree(d_bins_));
       d_bins_ = nullptr;
@@ -274,13 +273,12 @@ class CudaExec {
     const bool shared_bins = bytes <= 48 * 1024;
     const std::size_t want = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
-    histogram2_kernel<<<blocks, kThreads, shared_bins ? bytes : 0, stream_>>>(n, f, bins, shared_bins,
+    histogram4_kernel<<<blocks, kThreads, shared_bins ? bytes : 0, stream_>>>(n, f, bins, shared_bins,
                                                                                static_cast<double*>(d_bins_));
     CASCADE_CUDA_CHECK_LAUNCH();
-    std::vector<double> host(2 * std::size_t(bins));
+    std::vector<double> host(4 * std::size_t(bins));
     copy_to_host(static_cast<double*>(d_bins_), host.data(), host.size());
-    a.assign(host.begin(), host.begin() + bins);
-    b.assign(host.begin() + bins, host.end());
+    for (int q = 0; q < 4; ++q) out[q].assign(host.begin() + std::size_t(q) * bins, host.begin() + std::size_t(q + 1) * bins);
   }
 
   //! Sum of f(idx) over every index (CUB TransformReduce over a counting iterator).

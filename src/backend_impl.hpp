@@ -164,11 +164,35 @@ class BackendImpl final : public Backend<Real> {
     // lap(psi) = -omega: the Poisson operation with the sign folded into its scale.
     exec_.for_each(w.size(), PoissonSolve<Real>{shape(), -inv_n(), w.data(), psi.data()});
   }
-  void shell_spectra(const Buffer<Cplx>& w, double dk, int shells, std::vector<double>& e,
-                     std::vector<double>& z) override {
+  void shell_spectra(const Buffer<Cplx>& w, const Buffer<Cplx>* n, double dk, int shells,
+                     std::vector<double> (&out)[4]) override {
     check_spectral(w);
+    if (n) check_spectral(*n);
     if (shells < 1 || !(dk > 0)) throw RunError("shell_spectra: need shells >= 1 and dk > 0");
-    exec_.histogram2(w.size(), ShellSpectrumOfMode<Real>{shape(), dk, w.data()}, shells, e, z);
+    exec_.histogram4(w.size(), ShellSpectrumOfMode<Real>{shape(), dk, w.data(), n ? n->data() : nullptr}, shells,
+                     out);
+  }
+  void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
+                    Buffer<Cplx>& f) override {
+    check_spectral(f);
+    exec_.for_each(f.size(), RingForcing<Real>{shape(), mask(), k_f, dk, amp, seed, counter, f.data()});
+  }
+  void axpy(Real a, const Buffer<Cplx>& x, Buffer<Cplx>& y) override {
+    check_spectral(x);
+    check_spectral(y);
+    exec_.for_each(y.size(), AxpySpectral<Real>{a, x.data(), y.data()});
+  }
+  void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& w) override {
+    check_real(w);
+    const Grid& g = this->grid_;
+    VortexField<Real> f{g.nx, g.dx(), g.dy(), g.lx, g.ly, {}, 0, false, w.data()};
+    for (std::size_t first = 0; first < vortices.size() || first == 0; first += kVortexBatch) {
+      f.count = 0;
+      for (std::size_t k = first; k < vortices.size() && f.count < kVortexBatch; ++k) f.v[f.count++] = vortices[k];
+      exec_.for_each(w.size(), f);
+      f.accumulate = true;
+      if (vortices.empty()) break;
+    }
   }
   void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& w) override {
     check_spectral(w);

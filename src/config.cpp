@@ -163,6 +163,52 @@ class Section {
     return out;
   }
 
+  //! initial.vortices: a list of mappings {x, y, radius, circulation, profile}.
+  std::vector<VortexConfig> get_vortices(const std::string& key, const Locator& loc) {
+    known(key);
+    std::vector<VortexConfig> out;
+    if (!present_) return out;
+    const YAML::Node& cnode = node_;
+    YAML::Node v = cnode[key];
+    if (!v || v.IsNull()) return out;
+    lines_[path(key)] = line_of(v);
+    if (!v.IsSequence()) loc.fail(path(key), line_of(v), "a list of vortices {x, y, radius, circulation, profile}", describe(v));
+    int index = 0;
+    for (const auto& item : v) {
+      const std::string here = fmt::format("{}[{}]", path(key), index++);
+      if (!item.IsMap()) loc.fail(here, line_of(item), "a mapping {x, y, radius, circulation, profile}", describe(item));
+      VortexConfig vc;
+      for (auto it = item.begin(); it != item.end(); ++it) {
+        const std::string k = it->first.as<std::string>();
+        const YAML::Node& val = it->second;
+        const std::string kp = here + "." + k;
+        if (!val.IsScalar()) loc.fail(kp, line_of(val), "a single value", describe(val));
+        if (k == "profile") {
+          if (val.Scalar() != "gaussian" && val.Scalar() != "lamb-oseen")
+            loc.fail(kp, line_of(val), "one of gaussian or lamb-oseen", describe(val));
+          vc.profile = val.Scalar();
+          continue;
+        }
+        double x = 0;
+        try {
+          x = parse_length(val.Scalar());
+        } catch (const std::exception&) {
+          loc.fail(kp, line_of(val), "a number", describe(val));
+        }
+        if (k == "x") vc.x = x;
+        else if (k == "y") vc.y = x;
+        else if (k == "radius") vc.radius = x;
+        else if (k == "circulation") vc.circulation = x;
+        else loc.fail(kp, line_of(it->first), "a key of a vortex (x, y, radius, circulation, profile)",
+                      "unknown key '" + k + "'");
+        if (!std::isfinite(x) || (k == "radius" && x <= 0))
+          loc.fail(kp, line_of(val), k == "radius" ? "a positive radius" : "a finite number", describe(val));
+      }
+      out.push_back(vc);
+    }
+    return out;
+  }
+
   //! Every key must have been read by now: anything else is unknown.
   void finish() const {
     if (!present_) return;
@@ -283,7 +329,33 @@ void validate(const Config& c, const Locator& loc) {
           fmt::format("an integer in [1, {}] (below ny/3: kept by the 2/3 rule)", (g.ny - 1) / 3),
           std::to_string(f.wavenumber));
   }
+  if (f.type == "ring" || f.type == "ring-steady") {
+    // The largest |k| the 2/3 rule keeps along both axes: a ring inside it is fully resolved.
+    const double kmax = std::min(2 * M_PI / g.lx * ((g.nx - 1) / 3), 2 * M_PI / g.ly * ((g.ny - 1) / 3));
+    check(std::isfinite(f.k_f) && f.k_f > 0, loc, c, "forcing.k_f", "a positive wavenumber", num(f.k_f));
+    check(std::isfinite(f.dk) && f.dk > 0 && f.dk < f.k_f, loc, c, "forcing.dk", "a half-width in (0, k_f)",
+          num(f.dk));
+    check(f.k_f + f.dk <= kmax, loc, c, "forcing.k_f",
+          fmt::format("a shell k_f + dk inside the dealiased band (<= {:.4g})", kmax), num(f.k_f));
+    check(f.seed >= 0, loc, c, "forcing.seed", "an integer >= 0", std::to_string(f.seed));
+    if (f.type == "ring")
+      check(std::isfinite(f.epsilon) && f.epsilon > 0, loc, c, "forcing.epsilon", "a positive injection rate",
+            num(f.epsilon));
+    else
+      check(std::isfinite(f.amplitude) && f.amplitude > 0, loc, c, "forcing.amplitude", "a positive rms force",
+            num(f.amplitude));
+  }
   const InitialConfig& ic = c.initial;
+  if (ic.type == "gaussian" || ic.type == "lamb-dipole") {
+    check(std::isfinite(ic.radius) && ic.radius > 0 && 2 * ic.radius < std::min(g.lx, g.ly), loc, c,
+          "initial.radius", "a positive radius below half the box", num(ic.radius));
+    check(std::isfinite(ic.amplitude) && std::isfinite(ic.speed), loc, c, "initial.amplitude",
+          "finite amplitude and speed", num(ic.amplitude));
+  }
+  if (ic.type == "vortices")
+    check(!ic.vortices.empty(), loc, c, "initial.vortices", "a non-empty list of vortices", "none");
+  if (ic.type == "file")
+    check(!ic.path.empty(), loc, c, "initial.path", "the path of a snapshot or checkpoint", "nothing");
   if (ic.type == "random") {
     check(ic.seed >= 0, loc, c, "initial.seed", "an integer >= 0", std::to_string(ic.seed));
     check(std::isfinite(ic.k0) && ic.k0 > 0, loc, c, "initial.k0", "a positive wavenumber", num(ic.k0));
@@ -403,20 +475,31 @@ Config parse_deck(const std::string& text, const std::string& source,
   {
     Section s(root, "forcing", loc, c.lines, false);
     ForcingConfig& f = c.forcing;
-    f.type = s.get_choice("type", f.type, {"none", "kolmogorov"});
+    f.type = s.get_choice("type", f.type, {"none", "kolmogorov", "ring", "ring-steady"});
     f.amplitude = s.get_double("amplitude", f.amplitude);
     f.wavenumber = s.get_int("wavenumber", f.wavenumber);
+    f.epsilon = s.get_double("epsilon", f.epsilon);
+    f.k_f = s.get_double("k_f", f.k_f);
+    f.dk = s.get_double("dk", f.dk);
+    f.seed = s.get_int("seed", f.seed);
     s.finish();
   }
   {
     Section s(root, "initial", loc, c.lines, false);
     InitialConfig& i = c.initial;
-    i.type = s.get_choice("type", i.type, {"random", "taylor-green", "zero"});
+    i.type = s.get_choice("type", i.type,
+                          {"random", "taylor-green", "vortices", "gaussian", "lamb-dipole", "file", "zero"});
     i.seed = s.get_int("seed", i.seed);
     i.k0 = s.get_double("k0", i.k0);
     i.energy = s.get_double("energy", i.energy);
     i.amplitude = s.get_double("amplitude", i.amplitude);
     i.mode = s.get_int("mode", i.mode);
+    i.x0 = s.get_double("x0", c.grid.lx / 2, true);
+    i.y0 = s.get_double("y0", c.grid.ly / 2, true);
+    i.radius = s.get_double("radius", i.radius, true);
+    i.speed = s.get_double("speed", i.speed);
+    i.vortices = s.get_vortices("vortices", loc);
+    i.path = s.get_string("path", i.path);
     s.finish();
   }
   {
@@ -511,6 +594,10 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "type" << YAML::Value << c.forcing.type;
   out << YAML::Key << "amplitude" << YAML::Value << exact(c.forcing.amplitude);
   out << YAML::Key << "wavenumber" << YAML::Value << c.forcing.wavenumber;
+  out << YAML::Key << "epsilon" << YAML::Value << exact(c.forcing.epsilon);
+  out << YAML::Key << "k_f" << YAML::Value << exact(c.forcing.k_f);
+  out << YAML::Key << "dk" << YAML::Value << exact(c.forcing.dk);
+  out << YAML::Key << "seed" << YAML::Value << c.forcing.seed;
   out << YAML::EndMap;
   out << YAML::Key << "initial" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << c.initial.type;
@@ -519,6 +606,20 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "energy" << YAML::Value << exact(c.initial.energy);
   out << YAML::Key << "amplitude" << YAML::Value << exact(c.initial.amplitude);
   out << YAML::Key << "mode" << YAML::Value << c.initial.mode;
+  out << YAML::Key << "x0" << YAML::Value << exact(c.initial.x0);
+  out << YAML::Key << "y0" << YAML::Value << exact(c.initial.y0);
+  out << YAML::Key << "radius" << YAML::Value << exact(c.initial.radius);
+  out << YAML::Key << "speed" << YAML::Value << exact(c.initial.speed);
+  out << YAML::Key << "vortices" << YAML::Value << YAML::BeginSeq;
+  for (const auto& v : c.initial.vortices) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "x" << YAML::Value << exact(v.x) << YAML::Key << "y" << YAML::Value << exact(v.y);
+    out << YAML::Key << "radius" << YAML::Value << exact(v.radius);
+    out << YAML::Key << "circulation" << YAML::Value << exact(v.circulation);
+    out << YAML::Key << "profile" << YAML::Value << v.profile << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  if (!c.initial.path.empty()) out << YAML::Key << "path" << YAML::Value << c.initial.path;
   out << YAML::EndMap;
   out << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "t_end" << YAML::Value << exact(c.time.t_end);

@@ -140,8 +140,10 @@ void clear_run(const std::string& dir) {
 // ---------------------------------------------------------------- diagnostics
 
 std::string diagnostics_csv_line(const Diagnostics& d, double wall) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f}", d.step, d.t, d.dt, d.energy, d.enstrophy,
-                     d.palinstrophy, d.max_u, d.cfl_limit, d.injection, d.dissipation, wall);
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{:.6g}", d.step, d.t, d.dt, d.energy,
+                     d.enstrophy, d.palinstrophy, d.max_u, d.cfl_limit, d.injection, d.dissipation, wall,
+                     d.dissipation_nu, d.dissipation_mu, d.dissipation_alpha, d.injection_z, d.dissipation_z,
+                     d.wall_per_step);
 }
 
 namespace {
@@ -171,7 +173,7 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
     std::getline(in, line);  // header
     while (std::getline(in, line)) {
       const auto f = split(line, ',');
-      if (f.size() < 11) throw InputError(csv_path_ + ": malformed row '" + line + "'");
+      if (f.size() < 17) throw InputError(csv_path_ + ": malformed row '" + line + "'");
       DiagnosticsRow r;
       try {
         r.d.step = std::stol(f[0]);
@@ -185,6 +187,12 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
         r.d.injection = std::stod(f[8]);
         r.d.dissipation = std::stod(f[9]);
         r.wall = std::stod(f[10]);
+        r.d.dissipation_nu = std::stod(f[11]);
+        r.d.dissipation_mu = std::stod(f[12]);
+        r.d.dissipation_alpha = std::stod(f[13]);
+        r.d.injection_z = std::stod(f[14]);
+        r.d.dissipation_z = std::stod(f[15]);
+        r.d.wall_per_step = std::stod(f[16]);
       } catch (const std::exception&) {
         throw InputError(csv_path_ + ": malformed row '" + line + "'");
       }
@@ -213,7 +221,7 @@ void DiagnosticsLog::append(const Diagnostics& d, double wall) {
 
 std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::string& backend) const {
   std::vector<long long> step, limit;
-  std::vector<double> t, dt, e, z, p, umax, inj, diss, wall;
+  std::vector<double> t, dt, e, z, p, umax, inj, diss, wall, dnu, dmu, dal, injz, dissz, wps;
   for (const auto& r : rows_) {
     step.push_back(r.d.step);
     t.push_back(r.d.t);
@@ -226,6 +234,12 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
     inj.push_back(r.d.injection);
     diss.push_back(r.d.dissipation);
     wall.push_back(r.wall);
+    dnu.push_back(r.d.dissipation_nu);
+    dmu.push_back(r.d.dissipation_mu);
+    dal.push_back(r.d.dissipation_alpha);
+    injz.push_back(r.d.injection_z);
+    dissz.push_back(r.d.dissipation_z);
+    wps.push_back(r.d.wall_per_step);
   }
   return [=, path = h5_path_] {
     H5Writer f(path);
@@ -238,9 +252,17 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
     f.write_series("/P", p, 1, "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>");
     f.write_series("/max_u", umax, 1, "length/time", "max |u|");
     f.write_series("/cfl_limit", limit, "1", "what bound dt: 0 none, 1 cfl, 2 dt_max, 3 growth, 4 output");
-    f.write_series("/injection", inj, 1, "length^2/time^3", "dE/dt from the forcing");
-    f.write_series("/dissipation", diss, 1, "length^2/time^3", "-dE/dt from D(k)");
+    f.write_series("/injection", inj, 1, "length^2/time^3",
+                   "dE/dt from the forcing (mean over the interval since the previous row)");
+    f.write_series("/dissipation", diss, 1, "length^2/time^3",
+                   "-dE/dt from D(k) (mean over the interval since the previous row)");
     f.write_series("/wall_seconds", wall, 1, "s", "wall time since the run (or restart) began");
+    f.write_series("/dissipation_nu", dnu, 1, "length^2/time^3", "-dE/dt by viscosity nu k^2p");
+    f.write_series("/dissipation_mu", dmu, 1, "length^2/time^3", "-dE/dt by friction mu");
+    f.write_series("/dissipation_alpha", dal, 1, "length^2/time^3", "-dE/dt by hypoviscosity alpha k^-2q");
+    f.write_series("/injection_Z", injz, 1, "1/time^3", "dZ/dt from the forcing");
+    f.write_series("/dissipation_Z", dissz, 1, "1/time^3", "-dZ/dt from D(k)");
+    f.write_series("/wall_per_step", wps, 1, "s", "wall seconds per step over the interval");
     f.close();
   };
 }
@@ -255,6 +277,8 @@ SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, cons
   const auto step = r.read_int("/step");
   const auto e = r.read_double("/E");
   const auto z = r.read_double("/Z");
+  const auto pe = r.has("/Pi") ? r.read_double("/Pi") : std::vector<double>(e.size(), 0.0);
+  const auto pz = r.has("/Pi_Z") ? r.read_double("/Pi_Z") : std::vector<double>(e.size(), 0.0);
   const auto kk = r.read_double("/k");
   if (kk.size() != k_.size() || kk != k_) {
     // A resized restart: keep the earlier series under its own name, start a new one.
@@ -269,18 +293,23 @@ SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, cons
     step_.push_back(step[row]);
     energy_.insert(energy_.end(), e.begin() + row * n, e.begin() + (row + 1) * n);
     enstrophy_.insert(enstrophy_.end(), z.begin() + row * n, z.begin() + (row + 1) * n);
+    flux_.insert(flux_.end(), pe.begin() + row * n, pe.begin() + (row + 1) * n);
+    flux_z_.insert(flux_z_.end(), pz.begin() + row * n, pz.begin() + (row + 1) * n);
   }
 }
 
-void SpectraLog::append(double t, long step, const std::vector<double>& e, const std::vector<double>& z) {
+void SpectraLog::append(double t, long step, const std::vector<double>& e, const std::vector<double>& z,
+                        const std::vector<double>& pe, const std::vector<double>& pz) {
   t_.push_back(t);
   step_.push_back(step);
   energy_.insert(energy_.end(), e.begin(), e.end());
   enstrophy_.insert(enstrophy_.end(), z.begin(), z.end());
+  flux_.insert(flux_.end(), pe.begin(), pe.end());
+  flux_z_.insert(flux_z_.end(), pz.begin(), pz.end());
 }
 
 std::function<void()> SpectraLog::h5_task(const Config& config, const std::string& backend, double dk) const {
-  return [=, path = path_, k = k_, t = t_, step = step_, e = energy_, z = enstrophy_] {
+  return [=, path = path_, k = k_, t = t_, step = step_, e = energy_, z = enstrophy_, pe = flux_, pz = flux_z_] {
     H5Writer f(path);
     write_provenance(f, config, backend);
     f.attribute("dk", dk);
@@ -291,6 +320,10 @@ std::function<void()> SpectraLog::h5_task(const Config& config, const std::strin
                    "shell energy spectrum E(k) (time, k): sum over a shell / dk, so that sum E dk = E");
     f.write_series("/Z", z, k.size(), "length/time^2",
                    "shell enstrophy spectrum Z(k) (time, k): sum over a shell / dk, so that sum Z dk = Z");
+    f.write_series("/Pi", pe, k.size(), "length^2/time^3",
+                   "energy flux through k by the nonlinear term (time, k): minus its transfer summed over shells <= k");
+    f.write_series("/Pi_Z", pz, k.size(), "1/time^3",
+                   "enstrophy flux through k by the nonlinear term (time, k)");
     f.close();
   };
 }
@@ -429,6 +462,14 @@ std::function<void()> checkpoint_task(const std::string& path, const Config& con
     f.group("/rng");
     f.attribute("seed", meta.seed, "/rng");
     f.attribute("counter", static_cast<long long>(meta.step), "/rng");
+    f.group("/budget");
+    static const char* const names[BudgetState::kTerms] = {"diss_nu", "diss_mu", "diss_alpha",
+                                                           "diss_z", "inj", "inj_z"};
+    for (int q = 0; q < BudgetState::kTerms; ++q) f.attribute(names[q], meta.budget.integral[q], "/budget");
+    f.attribute("interval", meta.budget.interval, "/budget");
+    f.attribute("last_dt", meta.budget.last_dt, "/budget");
+    f.attribute("open", static_cast<long long>(meta.budget.open), "/budget");
+    f.attribute("steps", static_cast<long long>(meta.budget.steps), "/budget");
     f.attribute("generator", std::string("counter-based: SplitMix64 mix of (seed, step, mode)"), "/rng");
     f.attribute("checksum", state_checksum(hat.data(), hat.size() * sizeof(Complex<Real>), meta));
     f.close();
@@ -463,6 +504,15 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
   c.meta.snapshot_index = r.has_attribute("snapshot_index") ? static_cast<long>(r.attr_int("snapshot_index")) : 0;
   c.meta.stepper = r.has_attribute("name", "/stepper") ? r.attr_string("name", "/stepper") : "";
   c.meta.seed = r.has_attribute("seed", "/rng") ? r.attr_int("seed", "/rng") : 0;
+  if (r.has("/budget")) {
+    static const char* const names[BudgetState::kTerms] = {"diss_nu", "diss_mu", "diss_alpha",
+                                                           "diss_z", "inj", "inj_z"};
+    for (int q = 0; q < BudgetState::kTerms; ++q) c.meta.budget.integral[q] = r.attr_double(names[q], "/budget");
+    c.meta.budget.interval = r.attr_double("interval", "/budget");
+    c.meta.budget.last_dt = r.attr_double("last_dt", "/budget");
+    c.meta.budget.open = r.attr_int("open", "/budget") != 0;
+    c.meta.budget.steps = static_cast<long>(r.attr_int("steps", "/budget"));
+  }
   c.nx = static_cast<int>(r.attr_int("nx"));
   c.ny = static_cast<int>(r.attr_int("ny"));
   const std::string precision = r.attr_string("precision");

@@ -23,7 +23,8 @@
 namespace cascade {
 
 const char* const kDiagnosticsColumns =
-    "step,t,dt,E,Z,P,max_u,cfl_limit,injection,dissipation,wall_seconds";
+    "step,t,dt,E,Z,P,max_u,cfl_limit,injection,dissipation,wall_seconds,"
+    "dissipation_nu,dissipation_mu,dissipation_alpha,injection_Z,dissipation_Z,wall_per_step";
 
 namespace {
 
@@ -114,6 +115,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       solver.set_vorticity_hat_resized(from->omega_hat, from->nx, from->ny);
     }
     solver.set_time(from->meta.time, from->meta.step, from->meta.dt);
+    solver.set_budget(from->meta.budget);
     fmt::print("restart from t = {}, step {}\n", from->meta.time, from->meta.step);
   } else {
     solver.initialise();
@@ -156,9 +158,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     writer.submit(snapshots.task<Real>(c, where, solver.time(), solver.steps(), dt, std::move(fields)));
   };
   auto write_spectra_row = [&] {
-    std::vector<double> e, z;
-    solver.spectra(e, z);
-    spectra.append(solver.time(), solver.steps(), e, z);
+    const auto sp = solver.spectra();
+    spectra.append(solver.time(), solver.steps(), sp.energy, sp.enstrophy, sp.flux, sp.flux_z);
   };
   auto write_checkpoint = [&] {
     CheckpointMeta m;
@@ -167,7 +168,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     m.dt = solver.last_dt();
     m.snapshot_index = snapshots.next_index();
     m.stepper = c.time.stepper;
-    m.seed = c.initial.seed;
+    m.seed = c.forcing.seed;
+    m.budget = solver.budget();
     const std::string path = checkpoint_path(dir, solver.steps());
     writer.submit(diagnostics.h5_task(c, where));
     if (c.output.spectra_every > 0) writer.submit(spectra.h5_task(c, where, solver.dk()));
@@ -185,7 +187,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
 
   // ---- outputs at the start (a restart has them from before)
   if (!restart) {
-    Diagnostics d = solver.diagnose();
+    Diagnostics d = solver.diagnose_interval();
     diagnostics.append(d, 0.0);
     if (c.output.snapshot_every > 0) write_snapshot(0.0);
     if (c.output.spectra_every > 0) write_spectra_row();
@@ -203,6 +205,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   long steps_since_print = 0;
   auto print_clock = Clock::now();
   const long first_step = solver.steps();
+  long steps_since_row = 0;
+  double last_row_wall = 0;
   StepReport last;
   int stopped_by = 0;
   try {
@@ -212,11 +216,18 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       ++steps_since_print;
       const double t = solver.time();
       const bool want_print = steps_since_print >= c.output.print_every || t >= t_end;
+      ++steps_since_row;
       if (diag.due(t) || want_print) {
-        Diagnostics d = solver.diagnose();
+        Diagnostics d = diag.due(t) ? solver.diagnose_interval() : solver.diagnose();
         d.dt = last.dt;
         d.cfl_limit = to_string(last.limit);
-        if (diag.due(t)) diagnostics.append(d, wall());
+        if (diag.due(t)) {
+          const double now = wall();
+          d.wall_per_step = steps_since_row > 0 ? (now - last_row_wall) / steps_since_row : 0.0;
+          diagnostics.append(d, now);
+          steps_since_row = 0;
+          last_row_wall = now;
+        }
         if (want_print) {
           const double secs = std::chrono::duration<double>(Clock::now() - print_clock).count();
           print(d, to_string(last.limit), secs > 0 ? steps_since_print / secs : 0.0);

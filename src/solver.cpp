@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "cascade/error.hpp"
+#include "cascade/io.hpp"
+#include "cascade/output.hpp"
 
 namespace cascade {
 
@@ -47,6 +49,7 @@ std::size_t Solver<Real>::memory_bytes() const {
 template <class Real>
 void Solver<Real>::initialise() {
   const InitialConfig& ic = config_.initial;
+  const Grid& g = b_.grid();
   if (ic.type == "random") {
     b_.random_vorticity(ic.k0, static_cast<unsigned long long>(ic.seed), S_);
     normalise_energy(ic.energy);
@@ -54,23 +57,136 @@ void Solver<Real>::initialise() {
     b_.taylor_green_vorticity(ic.mode, ic.amplitude, u_);
     b_.forward(u_, S_);
     b_.apply_mask(S_);
+  } else if (ic.type == "vortices" || ic.type == "gaussian") {
+    std::vector<VortexSpec> list;
+    if (ic.type == "gaussian") {
+      // Peak vorticity `amplitude`, width `radius`: Gamma = amplitude 2 pi sigma^2.
+      list.push_back({ic.x0, ic.y0, ic.radius, ic.amplitude * 2 * M_PI * ic.radius * ic.radius});
+    } else {
+      for (const VortexConfig& v : ic.vortices)
+        list.push_back({v.x, v.y, v.profile == "lamb-oseen" ? v.radius / std::sqrt(2.0) : v.radius, v.circulation});
+    }
+    b_.vortex_field(list, u_);
+    b_.forward(u_, S_);
+    b_.apply_mask(S_);  // also removes the mean: a periodic box holds no net circulation
+  } else if (ic.type == "lamb-dipole") {
+    lamb_dipole();
+  } else if (ic.type == "file") {
+    load_file(ic.path);
   } else if (ic.type == "zero") {
     b_.scale(S_, S_, Real(0));
   } else {
-    throw InputError("initial.type: expected random, taylor-green or zero, found '" + ic.type + "'");
+    throw InputError("initial.type: unknown type '" + ic.type + "'");
   }
+
   const ForcingConfig& f = config_.forcing;
+  forcing_hat_.reset();
+  forcing_kind_ = ForcingKind::None;
   if (f.type == "kolmogorov") {
     b_.kolmogorov_forcing(f.amplitude, f.wavenumber, u_);
     forcing_hat_ = b_.spectral_field();
     b_.forward(u_, *forcing_hat_);
     b_.apply_mask(*forcing_hat_);
+    forcing_kind_ = ForcingKind::Fixed;
+  } else if (f.type == "ring" || f.type == "ring-steady") {
+    // Sum of the half-spectrum weights over the forced shell (2 off the kx = 0 column).
+    double weight = 0;
+    const double kx0 = 2 * M_PI / g.lx, ky0 = 2 * M_PI / g.ly;
+    const int imax = std::min(g.nx / 2, int((f.k_f + f.dk) / kx0) + 1);
+    const int nmax = std::min(g.ny / 2, int((f.k_f + f.dk) / ky0) + 1);
+    for (int n = -nmax; n <= nmax; ++n)
+      for (int i = 0; i <= imax; ++i) {
+        const double k = std::hypot(kx0 * i, ky0 * n);
+        const bool kept = g.dealias == Dealias::None || (3 * i < g.nx && 3 * std::abs(n) < g.ny);
+        if (k > 0 && std::abs(k - f.k_f) < f.dk && kept && 2 * i != g.nx && 2 * std::abs(n) != g.ny)
+          weight += i == 0 ? 1.0 : 2.0;
+      }
+    if (weight == 0) throw InputError("forcing.k_f: the shell |k - k_f| < dk holds no mode of this grid");
+    const double n = double(g.size());
+    forcing_hat_ = b_.spectral_field();
+    if (f.type == "ring") {
+      // Mean injection (dt/2)|F|^2_E = epsilon with |F_hat| = amp |k| / sqrt(dt) on each mode:
+      // amp^2 weight / (2 N^2) = epsilon.
+      ring_amp_ = std::sqrt(2 * f.epsilon / weight) * n;
+      forcing_kind_ = ForcingKind::WhiteNoise;
+    } else {
+      // Steady: <|f|^2> = |F|^2_E = amp^2 weight / N^2 = amplitude^2.
+      b_.ring_forcing(f.k_f, f.dk, f.amplitude * n / std::sqrt(weight), static_cast<unsigned long long>(f.seed), 0,
+                      *forcing_hat_);
+      forcing_kind_ = ForcingKind::Fixed;
+    }
   } else if (f.type != "none") {
-    throw InputError("forcing.type: expected none or kolmogorov, found '" + f.type + "'");
+    throw InputError("forcing.type: unknown type '" + f.type + "'");
   }
   t_ = 0;
   step_ = 0;
   dt_prev_ = 0;
+  budget_ = BudgetState{};
+}
+
+//! The Lamb-Chaplygin dipole of radius a translating at speed U along +x (Lamb 1932): inside
+//! r < a, omega = -2 U k J1(k r) / J0(k a) sin(theta), k a = 3.8317 (the first zero of J1);
+//! zero outside. Evaluated on the host (Bessel functions), with the nearest periodic images.
+template <class Real>
+void Solver<Real>::lamb_dipole() {
+  const InitialConfig& ic = config_.initial;
+  const Grid& g = b_.grid();
+  const double ka = 3.831705970207512, a = ic.radius, k = ka / a, U = ic.speed;
+  const double j0 = std::cyl_bessel_j(0.0, ka);
+  std::vector<Real> w(g.size(), Real(0));
+  for (int j = 0; j < g.ny; ++j)
+    for (int i = 0; i < g.nx; ++i) {
+      double x = g.x(i) - ic.x0, y = g.y(j) - ic.y0;
+      x -= g.lx * std::round(x / g.lx);  // nearest image
+      y -= g.ly * std::round(y / g.ly);
+      const double r = std::hypot(x, y);
+      if (r >= a || r == 0) continue;
+      w[std::size_t(j) * g.nx + i] = Real(-2 * U * k * std::cyl_bessel_j(1.0, k * r) / j0 * (y / r));
+    }
+  set_vorticity(w);
+}
+
+//! initial.type file: the vorticity of a snapshot (/vorticity) or a checkpoint
+//! (/state/omega_hat), resized spectrally when its grid differs.
+template <class Real>
+void Solver<Real>::load_file(const std::string& path) {
+  const Grid& g = b_.grid();
+  bool checkpoint = false;
+  {
+    H5Reader probe(path);
+    checkpoint = probe.has("/state/omega_hat");
+    if (!checkpoint && !probe.has("/vorticity"))
+      throw InputError(path + ": initial.path: expected a snapshot (/vorticity) or a checkpoint (/state/omega_hat)");
+  }
+  if (checkpoint) {
+    const CheckpointFile c = read_checkpoint(path, {});
+    set_vorticity_hat_resized(c.omega_hat, c.nx, c.ny);
+    return;
+  }
+  H5Reader r(path);
+  const auto shape = r.shape("/vorticity");
+  if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2)
+    throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field");
+  const int ny = int(shape[0]), nx = int(shape[1]);
+  const std::vector<double> w = r.read_double("/vorticity");
+  if (nx == g.nx && ny == g.ny) {
+    set_vorticity(std::vector<Real>(w.begin(), w.end()));
+    return;
+  }
+  // Transform on the source grid (CPU, double), then pad or truncate the spectrum.
+  auto src = make_cpu_backend<double>(Grid(nx, ny, g.lx, g.ly, g.dealias), 0);
+  Buffer<double> phys = src->real_field();
+  Buffer<Complex<double>> hat = src->spectral_field();
+  src->from_host(w, phys);
+  src->forward(phys, hat);
+  std::vector<Complex<double>> h;
+  src->to_host(hat, h);
+  std::vector<double> flat(2 * h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    flat[2 * k] = h[k].re;
+    flat[2 * k + 1] = h[k].im;
+  }
+  set_vorticity_hat_resized(flat, nx, ny);
 }
 
 template <class Real>
@@ -175,12 +291,11 @@ void Solver<Real>::set_time(double t, long step, double dt_prev) {
 
 // ---------------------------------------------------------------- nonlinear term
 
-//! k = N(y) + F: -u.grad(omega), dealiased, plus the forcing. y and k may be the same buffer
+//! k = N(y) + f: -u.grad(omega), dealiased, plus the forcing f (may be null). y and k may be the same buffer
 //! (y is consumed before k is written). Returns max(|u|/dx + |v|/dy) of y's velocity, which
 //! the product kernel computes on the way (no separate pass over the grid).
 template <class Real>
-Real Solver<Real>::nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k) {
-  const Buffer<Cplx>* f = forcing_hat_ ? &*forcing_hat_ : nullptr;
+Real Solver<Real>::nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k, const Buffer<Cplx>* f) {
   if (config_.grid.nonlinear == NonlinearForm::Basdevant) {
     // 2 inverse + 2 forward transforms.
     b_.velocity_hat(y, a_hat_, b_hat_);
@@ -206,21 +321,58 @@ Real Solver<Real>::nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k) {
 
 // ---------------------------------------------------------------- stepping
 
-//! The stages after the first (whose K_1 = N(omega_n) is in K already): see stepper.hpp.
+//! The stages after the first (whose K_1 = N(omega_n) + F is in K already): see stepper.hpp.
 template <class Real>
 void Solver<Real>::advance(double h) {
   const std::vector<StageCoefficients> stages = stage_coefficients(table_, h);
   const Buffer<Cplx>* w = table_.low_storage ? nullptr : &W_;
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    if (i > 0) nonlinear(K_, K_);  // K holds Y_i; it becomes K_i
+    if (i > 0) nonlinear(K_, K_, forcing());  // K holds Y_i; it becomes K_i
     b_.ifrk_stage(lin_, stages[i], w, S_, K_);
   }
+}
+
+//! Add weight x (the budget rates of s) to the interval's integrals.
+template <class Real>
+void Solver<Real>::add_budget(const SpectralSums& s, double weight, bool with_injection) {
+  const double n2 = double(b_.grid().size()) * double(b_.grid().size());
+  const double rates[BudgetState::kTerms] = {s.diss_nu, s.diss_mu, s.diss_alpha, s.diss_z,
+                                             with_injection ? s.inj : 0.0, with_injection ? s.inj_z : 0.0};
+  for (int q = 0; q < BudgetState::kTerms; ++q) budget_.integral[q] += weight * rates[q] / n2;
+}
+
+//! Before the stages of a step of size h: draw the white-noise forcing of this step (held
+//! fixed across its stages, |F| ~ 1/sqrt(h)) and add it to K_1; then add the step's start
+//! half to the budget (and the previous step's end half, still pending).
+template <class Real>
+void Solver<Real>::begin_step(double h) {
+  if (forcing_kind_ == ForcingKind::WhiteNoise) {
+    b_.ring_forcing(config_.forcing.k_f, config_.forcing.dk, ring_amp_ / std::sqrt(h),
+                    static_cast<unsigned long long>(config_.forcing.seed), static_cast<unsigned long long>(step_),
+                    *forcing_hat_);
+    b_.axpy(Real(1), *forcing_hat_, K_);
+  }
+  const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
+  const bool fixed = forcing_kind_ == ForcingKind::Fixed;
+  if (budget_.open) add_budget(s, 0.5 * budget_.last_dt, fixed);
+  add_budget(s, 0.5 * h, fixed);
+  if (forcing_kind_ == ForcingKind::WhiteNoise) {
+    // The energy the increment h F adds to omega_n: h Re<omega, F> + h^2/2 |F|^2.
+    const double n2 = double(b_.grid().size()) * double(b_.grid().size());
+    budget_.integral[4] += h * (s.inj + 0.5 * h * s.f2) / n2;
+    budget_.integral[5] += h * (s.inj_z + 0.5 * h * s.f2_z) / n2;
+  }
+  budget_.open = true;
+  budget_.last_dt = h;
+  budget_.interval += h;
+  ++budget_.steps;
 }
 
 template <class Real>
 StepReport Solver<Real>::step(double t_output) {
   if (!table_.low_storage) b_.copy(S_, W_);
-  const double rate = double(nonlinear(S_, K_));
+  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
+  const double rate = double(nonlinear(S_, K_, white ? nullptr : forcing()));
   const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
   const double dx = std::min(b_.grid().dx(), b_.grid().dy());
   if (!std::isfinite(rate))
@@ -231,6 +383,7 @@ StepReport Solver<Real>::step(double t_output) {
     throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
                              "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g})",
                              step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx));
+  begin_step(c.dt);
   advance(c.dt);
   t_ = c.lands ? t_output : t_ + c.dt;
   dt_prev_ = c.limit == DtLimit::Output ? dt_prev_ : c.dt;  // a shortened step does not slow the ramp
@@ -241,7 +394,8 @@ StepReport Solver<Real>::step(double t_output) {
 template <class Real>
 void Solver<Real>::step_fixed(double dt) {
   if (!table_.low_storage) b_.copy(S_, W_);
-  nonlinear(S_, K_);
+  nonlinear(S_, K_, forcing_kind_ == ForcingKind::WhiteNoise ? nullptr : forcing());
+  begin_step(dt);
   advance(dt);
   t_ += dt;
   dt_prev_ = dt;
@@ -252,8 +406,7 @@ void Solver<Real>::step_fixed(double dt) {
 
 template <class Real>
 Diagnostics Solver<Real>::diagnose() {
-  const Buffer<Cplx>* f = forcing_hat_ ? &*forcing_hat_ : nullptr;
-  const SpectralSums s = b_.spectral_sums(lin_, S_, f);
+  const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   Diagnostics d;
   d.step = step_;
@@ -261,12 +414,41 @@ Diagnostics Solver<Real>::diagnose() {
   d.energy = s.energy / n2;
   d.enstrophy = s.enstrophy / n2;
   d.palinstrophy = s.palinstrophy / n2;
-  d.dissipation = s.dissipation / n2;
-  d.injection = s.injection / n2;
+  d.dissipation_nu = s.diss_nu / n2;
+  d.dissipation_mu = s.diss_mu / n2;
+  d.dissipation_alpha = s.diss_alpha / n2;
+  d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
+  d.dissipation_z = s.diss_z / n2;
+  // White noise has no instantaneous rate: report the mean over the steps so far (0 before).
+  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
+  d.injection = white ? 0.0 : s.inj / n2;
+  d.injection_z = white ? 0.0 : s.inj_z / n2;
   b_.velocity_hat(S_, a_hat_, b_hat_);
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
   d.max_u = double(b_.max_speed(u_, v_));
+  if (white && budget_.interval > 0) d.injection = budget_.integral[4] / budget_.interval;
+  return d;
+}
+
+template <class Real>
+Diagnostics Solver<Real>::diagnose_interval() {
+  Diagnostics d = diagnose();
+  if (budget_.interval > 0) {
+    if (budget_.open) {  // the last step's end half, at the current state
+      const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
+      add_budget(s, 0.5 * budget_.last_dt, forcing_kind_ == ForcingKind::Fixed);
+    }
+    const double T = budget_.interval;
+    d.dissipation_nu = budget_.integral[0] / T;
+    d.dissipation_mu = budget_.integral[1] / T;
+    d.dissipation_alpha = budget_.integral[2] / T;
+    d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
+    d.dissipation_z = budget_.integral[3] / T;
+    d.injection = budget_.integral[4] / T;
+    d.injection_z = budget_.integral[5] / T;
+  }
+  budget_ = BudgetState{};
   return d;
 }
 
@@ -286,14 +468,28 @@ std::vector<double> Solver<Real>::shell_centres() const {
 }
 
 template <class Real>
-void Solver<Real>::spectra(std::vector<double>& energy, std::vector<double>& enstrophy) {
+typename Solver<Real>::Spectra Solver<Real>::spectra() {
   const int shells = int(shell_centres().size());
-  b_.shell_spectra(S_, dk(), shells, energy, enstrophy);
+  // The nonlinear term of the current state, without forcing; K is free between steps.
+  nonlinear(S_, K_, nullptr);
+  std::vector<double> sums[4];
+  b_.shell_spectra(S_, &K_, dk(), shells, sums);
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
+  Spectra out;
+  out.energy.resize(shells);
+  out.enstrophy.resize(shells);
+  out.flux.resize(shells);
+  out.flux_z.resize(shells);
+  double pe = 0, pz = 0;
   for (int s = 0; s < shells; ++s) {
-    energy[s] /= n2 * dk();
-    enstrophy[s] /= n2 * dk();
+    out.energy[s] = sums[0][s] / (n2 * dk());
+    out.enstrophy[s] = sums[1][s] / (n2 * dk());
+    pe -= sums[2][s] / n2;  // flux through the top of shell s: what the shells up to s lose
+    pz -= sums[3][s] / n2;
+    out.flux[s] = pe;
+    out.flux_z[s] = pz;
   }
+  return out;
 }
 
 template class Solver<float>;

@@ -12,6 +12,7 @@
 
 #include "cascade/buffer.hpp"
 #include "cascade/equation.hpp"
+#include "cascade/vortex.hpp"
 #include "cascade/grid.hpp"
 #include "cascade/types.hpp"
 
@@ -95,10 +96,19 @@ class Backend {
   virtual Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) = 0;
   //! psi_hat = omega_hat / k^2, scaled by 1/(nx ny) for the inverse transform.
   virtual void streamfunction_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& psi_hat) = 0;
-  //! Shell sums of energy and enstrophy, shells of width dk centred on s dk, before the
-  //! 1/(nx ny)^2 factor; `energy` and `enstrophy` are resized to `shells`.
-  virtual void shell_spectra(const Buffer<Cplx>& omega_hat, double dk, int shells, std::vector<double>& energy,
-                             std::vector<double>& enstrophy) = 0;
+  //! Shell sums (shells of width dk centred on s dk, before the 1/(nx ny)^2 factor) of the
+  //! energy, enstrophy and, when n_hat is given, of the energy and enstrophy transfer by the
+  //! nonlinear term n_hat: out[0..3], each resized to `shells`.
+  virtual void shell_spectra(const Buffer<Cplx>& omega_hat, const Buffer<Cplx>* n_hat, double dk, int shells,
+                             std::vector<double> (&out)[4]) = 0;
+  //! Ring forcing (ns_ops.cuh RingForcing): |F| = amp |k| in the shell, phases keyed by
+  //! (seed, counter, mode).
+  virtual void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
+                            Buffer<Cplx>& f_hat) = 0;
+  //! y += a x.
+  virtual void axpy(Real a, const Buffer<Cplx>& x, Buffer<Cplx>& y) = 0;
+  //! Gaussian vortices summed over the nearest periodic images (ns_ops.cuh VortexField).
+  virtual void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& omega) = 0;
   //! McWilliams (1984) random vorticity, phases keyed by seed (not normalised).
   virtual void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& omega_hat) = 0;
   //! omega of psi = A sin(m kx0 x) sin(m ky0 y).

@@ -37,18 +37,36 @@ struct PhysicsConfig {
 };
 
 struct ForcingConfig {
-  std::string type = "none";  //!< none | kolmogorov
-  double amplitude = 1;       //!< kolmogorov: chi, the body force chi sin(k_f y) in x
+  std::string type = "none";  //!< none | kolmogorov | ring | ring-steady
+  double amplitude = 1;       //!< kolmogorov: chi; ring-steady: rms force <|f|^2>^(1/2)
   int wavenumber = 4;         //!< kolmogorov: n_f, k_f = 2 pi n_f / ly
+  double epsilon = 1;         //!< ring: mean energy injection rate
+  double k_f = 10;            //!< ring, ring-steady: shell centre |k| (1/length)
+  double dk = 1;              //!< ring, ring-steady: shell half-width, |k| - k_f| < dk
+  int seed = 1;               //!< ring, ring-steady: random numbers keyed by (seed, step, mode)
+};
+
+//! One vortex of initial.type vortices.
+struct VortexConfig {
+  double x = 0, y = 0;      //!< centre
+  double radius = 0.1;      //!< gaussian: sigma; lamb-oseen: core radius a
+  double circulation = 1;   //!< Gamma, the integral of its vorticity
+  std::string profile = "gaussian";  //!< gaussian: Gamma/(2 pi sigma^2) exp(-r^2/(2 sigma^2));
+                                     //!< lamb-oseen: Gamma/(pi a^2) exp(-r^2/a^2)
 };
 
 struct InitialConfig {
-  std::string type = "random";  //!< random | taylor-green | zero
+  std::string type = "random";  //!< random | taylor-green | vortices | gaussian | lamb-dipole | file | zero
   int seed = 1;                 //!< random: phases
   double k0 = 6;                //!< random: peak wavenumber of E(k)
   double energy = 0.5;          //!< random: total energy E = 1/2 <|u|^2>
-  double amplitude = 1;         //!< taylor-green: psi = A sin(m kx0 x) sin(m ky0 y)
+  double amplitude = 1;         //!< taylor-green: psi amplitude; gaussian: peak vorticity
   int mode = 1;                 //!< taylor-green: m
+  double x0 = -1, y0 = -1;      //!< gaussian, lamb-dipole: centre (default: box centre)
+  double radius = 0.5;          //!< gaussian: sigma; lamb-dipole: radius a
+  double speed = 1;             //!< lamb-dipole: translation speed U (along +x)
+  std::vector<VortexConfig> vortices;  //!< vortices
+  std::string path;             //!< file: a snapshot or checkpoint (resized when the grid differs)
 };
 
 struct TimeConfig {

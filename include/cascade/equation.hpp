@@ -28,13 +28,36 @@ struct StageCoefficients {
   double ha = 0;       //!< h a_{i+1}
 };
 
-//! Sums over the half spectrum, in double, before the 1/(nx ny)^2 factor (ns_ops.cuh).
+//! Sums over the half spectrum, in double, before the 1/(nx ny)^2 factor (ns_ops.cuh):
+//! the state's integrals and their rates of change by the linear terms and the forcing F.
 struct SpectralSums {
-  double energy = 0, enstrophy = 0, palinstrophy = 0, dissipation = 0, injection = 0;
+  double energy = 0;        //!< E = 1/2 sum |w|^2/k^2
+  double enstrophy = 0;     //!< Z = 1/2 sum |w|^2
+  double palinstrophy = 0;  //!< P = 1/2 sum k^2 |w|^2
+  double diss_nu = 0;       //!< -dE/dt by viscosity:      sum nu k^2p |w|^2/k^2
+  double diss_mu = 0;       //!< -dE/dt by friction:       sum mu |w|^2/k^2
+  double diss_alpha = 0;    //!< -dE/dt by hypoviscosity:  sum alpha k^-2q |w|^2/k^2
+  double diss_z = 0;        //!< -dZ/dt by all of D(k):    sum D(k) |w|^2
+  double inj = 0;           //!< sum Re(conj(w) F)/k^2  (dE/dt by F)
+  double inj_z = 0;         //!< sum Re(conj(w) F)      (dZ/dt by F)
+  double f2 = 0;            //!< sum |F|^2/k^2          (the forcing's own energy norm)
+  double f2_z = 0;          //!< sum |F|^2
   CASCADE_HD SpectralSums operator+(const SpectralSums& o) const {
-    return {energy + o.energy, enstrophy + o.enstrophy, palinstrophy + o.palinstrophy,
-            dissipation + o.dissipation, injection + o.injection};
+    SpectralSums r;
+    r.energy = energy + o.energy;
+    r.enstrophy = enstrophy + o.enstrophy;
+    r.palinstrophy = palinstrophy + o.palinstrophy;
+    r.diss_nu = diss_nu + o.diss_nu;
+    r.diss_mu = diss_mu + o.diss_mu;
+    r.diss_alpha = diss_alpha + o.diss_alpha;
+    r.diss_z = diss_z + o.diss_z;
+    r.inj = inj + o.inj;
+    r.inj_z = inj_z + o.inj_z;
+    r.f2 = f2 + o.f2;
+    r.f2_z = f2_z + o.f2_z;
+    return r;
   }
+  double dissipation() const { return diss_nu + diss_mu + diss_alpha; }
 };
 
 }  // namespace cascade

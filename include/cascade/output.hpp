@@ -89,13 +89,14 @@ class DiagnosticsLog {
 class SpectraLog {
  public:
   SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k);
-  void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy);
+  void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy,
+              const std::vector<double>& flux, const std::vector<double>& flux_z);
   std::size_t size() const { return t_.size(); }
   std::function<void()> h5_task(const Config& config, const std::string& backend, double dk) const;
 
  private:
   std::string path_;
-  std::vector<double> k_, t_, energy_, enstrophy_;
+  std::vector<double> k_, t_, energy_, enstrophy_, flux_, flux_z_;
   std::vector<long long> step_;
 };
 
@@ -144,6 +145,7 @@ struct CheckpointMeta {
   long snapshot_index = 0;   //!< the number of the next snapshot
   std::string stepper;
   long long seed = 0;        //!< forcing RNG: counter-based, keyed by (seed, step, mode)
+  BudgetState budget;        //!< the open diagnostics interval
 };
 
 //! checkpoints/ckpt_NNNNNN.h5 (NNNNNN: the step), written via a temporary name and renamed.

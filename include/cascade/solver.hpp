@@ -15,7 +15,13 @@
 
 namespace cascade {
 
-//! One row of diagnostics (DESIGN.md section 4): domain means of the state at time t.
+//! One row of diagnostics (DESIGN.md section 4): domain means of the state at time t, and the
+//! budget terms. In a row written at an output time the budget terms are means over the
+//! interval since the previous row, accumulated exactly step by step (trapezoidal in time for
+//! the damping, and for deterministic forcing; the injection of white-in-time forcing is the
+//! energy its increment adds, Re<omega, F> + dt/2 |F|^2), so that
+//! E(t_i) - E(t_{i-1}) = (t_i - t_{i-1}) (injection - dissipation) to the stepper's accuracy.
+//! Elsewhere (the first row, progress lines) they are the instantaneous rates.
 struct Diagnostics {
   long step = 0;
   double t = 0;
@@ -26,7 +32,24 @@ struct Diagnostics {
   double max_u = 0;         //!< max |u|
   std::string cfl_limit = "none";
   double injection = 0;     //!< dE/dt from the forcing
-  double dissipation = 0;   //!< -dE/dt from D(k) (viscosity, friction, hypoviscosity)
+  double dissipation = 0;   //!< -dE/dt from D(k) = the three below
+  double dissipation_nu = 0;     //!< -dE/dt by viscosity
+  double dissipation_mu = 0;     //!< -dE/dt by friction
+  double dissipation_alpha = 0;  //!< -dE/dt by hypoviscosity
+  double injection_z = 0;        //!< dZ/dt from the forcing
+  double dissipation_z = 0;      //!< -dZ/dt from D(k)
+  double wall_per_step = 0;      //!< seconds per step over the interval (run.cpp)
+};
+
+//! The budget integrals of the current diagnostics interval (kept in checkpoints, so that a
+//! restart continues the interval exactly).
+struct BudgetState {
+  static constexpr int kTerms = 6;  //!< diss_nu, diss_mu, diss_alpha, diss_z, inj, inj_z
+  double integral[kTerms] = {0, 0, 0, 0, 0, 0};
+  double interval = 0;  //!< time covered
+  double last_dt = 0;   //!< the last step, whose end-of-step half is still to be added
+  bool open = false;    //!< a step's end half is pending
+  long steps = 0;
 };
 
 //! What one adaptive step did.
@@ -73,9 +96,22 @@ class Solver {
   void step_fixed(double dt);
 
   // ---- diagnostics
+  //! The state's integrals and the instantaneous budget rates at the current time.
   Diagnostics diagnose();
-  //! Shell spectra E(k), Z(k) (densities: sum E dk = E), shells of width dk() centred on k.
-  void spectra(std::vector<double>& energy, std::vector<double>& enstrophy);
+  //! diagnose(), with the budget terms replaced by their means over the interval since the last
+  //! call (see Diagnostics); starts the next interval.
+  Diagnostics diagnose_interval();
+  const BudgetState& budget() const { return budget_; }
+  void set_budget(const BudgetState& b) { budget_ = b; }
+  //! The forcing of the current step (null: none).
+  const Buffer<Cplx>* forcing() const { return forcing_hat_ ? &*forcing_hat_ : nullptr; }
+  //! Shell spectra (densities: sum E dk = E), shells of width dk() centred on k: energy E(k),
+  //! enstrophy Z(k), and the fluxes Pi(k), Pi_Z(k) through k of energy and enstrophy by the
+  //! nonlinear term (Pi(k) = -sum of the transfer over shells <= k; Pi(k_max) = 0).
+  struct Spectra {
+    std::vector<double> energy, enstrophy, flux, flux_z;
+  };
+  Spectra spectra();
   double dk() const;
   std::vector<double> shell_centres() const;
 
@@ -89,9 +125,18 @@ class Solver {
   std::size_t memory_bytes() const;
 
  private:
-  Real nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k);
+  Real nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k, const Buffer<Cplx>* f);
   void advance(double h);
+  void begin_step(double h);  //!< stochastic forcing for this step, and the budget's step-start half
   void normalise_energy(double energy);
+  void load_file(const std::string& path);
+  void lamb_dipole();
+  void add_budget(const SpectralSums& s, double weight, bool with_injection);
+
+  enum class ForcingKind { None, Fixed, WhiteNoise };
+  ForcingKind forcing_kind_ = ForcingKind::None;
+  double ring_amp_ = 0;  //!< white noise: |F| = ring_amp_ |k| / sqrt(dt)
+  BudgetState budget_;
 
   Backend<Real>& b_;
   Config config_;
