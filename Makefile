@@ -5,6 +5,7 @@
 
 BUILD       ?= build
 DECK        ?= input/decaying.yaml
+RUN_DIR     ?= output/$(basename $(notdir $(DECK)))
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
@@ -26,8 +27,16 @@ configure: $(BUILD)/CMakeCache.txt
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Run the deck, then draw its last vorticity snapshot and its spectra with the Python that
+# CMake found importing numpy, h5py (and matplotlib here).
 run: build
-	./$(BUILD)/cascade run $(DECK) --overwrite
+	./$(BUILD)/cascade run $(DECK) --overwrite --output $(RUN_DIR)
+	@py=$$(sed -n 's/^CASCADE_PYTHON:FILEPATH=//p' $(BUILD)/CMakeCache.txt); \
+	if [ -n "$$py" ] && "$$py" -c "import matplotlib" 2>/dev/null; then \
+	  "$$py" postprocess/plot_snapshot.py $(RUN_DIR) && "$$py" postprocess/plot_spectra.py $(RUN_DIR); \
+	else \
+	  echo "make run: no Python with numpy, h5py and matplotlib found: no pictures (scripts/install-deps installs them)"; \
+	fi
 
 test: build
 	@./$(BUILD)/cascade info | sed -n '/^backends:/,$$p'

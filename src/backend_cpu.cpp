@@ -111,7 +111,7 @@ class CpuExec {
   }
 
   std::string description() const {
-    return std::string("cpu (") + fftw_version + ", " + std::to_string(threads_) + " threads)";
+    return std::string("cpu (") + fftw_version + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
   }
 
   template <class T>
@@ -134,6 +134,7 @@ class CpuExec {
     if (n && src != dst) std::memcpy(dst, src, n * sizeof(T));
   }
   void synchronize() const {}
+  void device_memory(std::size_t& used, std::size_t& total) const { used = total = 0; }
 
   template <class Fn>
   void for_each(std::size_t n, const Fn& f) const {

@@ -240,6 +240,11 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, n * sizeof(U), cudaMemcpyDeviceToDevice, stream_));
   }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void device_memory(std::size_t& used, std::size_t& total) const {
+    std::size_t free_b = 0;
+    CASCADE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
+    used = total - free_b;
+  }
 
   //! Apply f to every index; return the NaN-propagating maximum of its results (one pass over
   //! the data: the maximum is fused into the kernel that does the work).

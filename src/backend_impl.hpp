@@ -46,6 +46,7 @@ class BackendImpl final : public Backend<Real> {
     return v;
   }
   void synchronize() override { exec_.synchronize(); }
+  void device_memory(std::size_t& used, std::size_t& total) const override { exec_.device_memory(used, total); }
 
   void forward(const Buffer<Real>& in, Buffer<Cplx>& out_hat) override {
     check_real(in);

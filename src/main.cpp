@@ -48,6 +48,8 @@ int run(int argc, char** argv) {
   run_cmd->add_option("--set", run_opts.overrides, "override a deck key: section.key=value (repeatable)");
   run_cmd->add_option("--output", run_opts.output, "output directory (overrides output.directory)");
   run_cmd->add_flag("--overwrite", run_opts.overwrite, "replace another run's output in the output directory");
+  run_cmd->add_flag("--quiet,-q", run_opts.quiet, "print only the summary and errors (log.txt has everything)");
+  run_cmd->add_flag("--verbose,-v", run_opts.verbose, "keep every periodic progress line on screen");
 
   auto* poisson = app.add_subcommand("poisson", "solve the spectral Poisson problem alone (writes poisson.h5)");
   poisson->add_option("deck", deck, "YAML deck")->required();

@@ -4,6 +4,7 @@
 #include "cascade/run.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -15,10 +16,12 @@
 #include <memory>
 #include <mutex>
 
+#include "cascade/console.hpp"
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/output.hpp"
 #include "cascade/solver.hpp"
+#include "cascade/version.hpp"
 
 namespace cascade {
 
@@ -89,18 +92,25 @@ std::string restart_directory(const RunOptions& o, const Config& c) {
 
 // ---------------------------------------------------------------- the run
 
+std::string hms(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--:--:--";
+  const long s = static_cast<long>(seconds + 0.5);
+  return fmt::format("{}:{:02d}:{:02d}", s / 3600, int(s / 60 % 60), int(s % 60));
+}
+
 template <class Real>
-int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string& why, const CheckpointFile* from) {
+int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string& why, const CheckpointFile* from,
+             Console& console) {
   const bool restart = from != nullptr;
   const std::string dir = c.output.directory;
   const Grid grid = c.make_grid();
+  console.info(fmt::format("cascade run: {}", restart ? o.restart : c.source));
   auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads);
   const std::string where = backend->description();
-  fmt::print("cascade run: {}\n", restart ? o.restart : c.source);
-  fmt::print("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}\n", grid.nx, grid.ny,
-             grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
-             c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper);
-  fmt::print("backend: {} [{}], precision {}\n", where, why, to_string(c.run.precision));
+  console.info(fmt::format("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}", grid.nx,
+                           grid.ny, grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
+                           c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper));
+  console.info(fmt::format("backend: {} [{}], precision {}", where, why, to_string(c.run.precision)));
 
   Solver<Real> solver(*backend, c);
   if (restart) {
@@ -111,16 +121,16 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
         hat[k] = {Real(from->omega_hat[2 * k]), Real(from->omega_hat[2 * k + 1])};
       solver.set_vorticity_hat(hat);
     } else {
-      fmt::print("resizing the state spectrally: {} x {} -> {} x {}\n", from->nx, from->ny, grid.nx, grid.ny);
+      console.info(fmt::format("resizing the state spectrally: {} x {} -> {} x {}", from->nx, from->ny, grid.nx, grid.ny));
       solver.set_vorticity_hat_resized(from->omega_hat, from->nx, from->ny);
     }
     solver.set_time(from->meta.time, from->meta.step, from->meta.dt);
     solver.set_budget(from->meta.budget);
-    fmt::print("restart from t = {}, step {}\n", from->meta.time, from->meta.step);
+    console.info(fmt::format("restart from t = {}, step {}", from->meta.time, from->meta.step));
   } else {
     solver.initialise();
   }
-  fmt::print("fields: {:.1f} MiB on the {}\n", solver.memory_bytes() / 1048576.0, to_string(kind));
+  console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
 
   // ---- the output directory
   write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
@@ -196,14 +206,23 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       ckpt{c.output.checkpoint_every};
   for (Schedule* s : {&diag, &snap, &spec, &ckpt}) s->start(solver.time());
 
-  auto print = [&](const Diagnostics& x, const char* limit, double rate) {
-    fmt::print("step {:>8}  t {:<11.6g} dt {:<10.4g} ({:<6}) E {:<12.6g} Z {:<12.6g} max|u| {:<10.4g} {:>8.1f} steps/s\n",
-               x.step, x.t, x.dt, limit, x.energy, x.enstrophy, x.max_u, rate);
-    std::fflush(stdout);
+  // Progress: in place on a terminal (a few times a second), a plain line every print_every
+  // steps (and in log.txt). Percent of t_end, ETA from the recent rate of simulation time.
+  const double t_start = solver.time();
+  auto progress = [&](const Diagnostics& x, const char* limit, double steps_per_s, double t_per_s, bool periodic) {
+    const double frac = (x.t - t_start) / std::max(c.time.t_end - t_start, 1e-300);
+    const double eta = t_per_s > 0 ? (c.time.t_end - x.t) / t_per_s : NAN;
+    console.progress(fmt::format("[{:5.1f}%] step {:>8}  t {:<10.5g} dt {:<9.3g} ({:<6}) E {:<11.5g} Z {:<11.5g} "
+                                 "max|u| {:<9.4g} {:>8.1f} steps/s  ETA {}",
+                                 100 * frac, x.step, x.t, x.dt, limit, x.energy, x.enstrophy, x.max_u, steps_per_s,
+                                 hms(eta)),
+                     periodic);
   };
   const double t_end = c.time.t_end;
   long steps_since_print = 0;
   auto print_clock = Clock::now();
+  double print_t = solver.time();
+  auto live_clock = Clock::now();
   const long first_step = solver.steps();
   long steps_since_row = 0;
   double last_row_wall = 0;
@@ -216,8 +235,11 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       ++steps_since_print;
       const double t = solver.time();
       const bool want_print = steps_since_print >= c.output.print_every || t >= t_end;
+      // On a terminal the line is refreshed about four times a second.
+      const bool want_live = console.terminal() && console.level() != Console::Level::Quiet &&
+                             std::chrono::duration<double>(Clock::now() - live_clock).count() > 0.25;
       ++steps_since_row;
-      if (diag.due(t) || want_print) {
+      if (diag.due(t) || want_print || want_live) {
         Diagnostics d = diag.due(t) ? solver.diagnose_interval() : solver.diagnose();
         d.dt = last.dt;
         d.cfl_limit = to_string(last.limit);
@@ -228,11 +250,16 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
           steps_since_row = 0;
           last_row_wall = now;
         }
-        if (want_print) {
+        if (want_print || want_live) {
           const double secs = std::chrono::duration<double>(Clock::now() - print_clock).count();
-          print(d, to_string(last.limit), secs > 0 ? steps_since_print / secs : 0.0);
-          steps_since_print = 0;
-          print_clock = Clock::now();
+          progress(d, to_string(last.limit), secs > 0 ? steps_since_print / secs : 0.0,
+                   secs > 0 ? (t - print_t) / secs : 0.0, want_print);
+          live_clock = Clock::now();
+          if (want_print) {
+            steps_since_print = 0;
+            print_clock = Clock::now();
+            print_t = t;
+          }
         }
       }
       if (snap.due(t)) write_snapshot(last.dt);
@@ -244,7 +271,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
         if (s->due(t)) s->start(t);
       if ((stopped_by = signals.caught())) break;
       if (c.time.max_steps > 0 && solver.steps() - first_step >= c.time.max_steps) {
-        fmt::print("stopping at time.max_steps = {}\n", c.time.max_steps);
+        console.info(fmt::format("stopping at time.max_steps = {}", c.time.max_steps));
         break;
       }
     }
@@ -264,17 +291,33 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   const double seconds = wall();
   const long steps = solver.steps() - first_step;
   if (stopped_by) {
-    fmt::print("stopped by signal {} at t = {:.9g}, step {}; checkpoint written: {}\n", stopped_by, solver.time(),
-               solver.steps(), last_checkpoint());
-    fmt::print("resume with: cascade run --restart {}\n", last_checkpoint());
+    console.always(fmt::format("stopped by signal {} at t = {:.9g}, step {}; checkpoint written: {}", stopped_by,
+                               solver.time(), solver.steps(), last_checkpoint()));
+    console.always(fmt::format("resume with: cascade run --restart {}", last_checkpoint()));
     return 0;
   }
-  fmt::print("done: {} steps to t = {:.6g} in {:.2f} s ({:.1f} steps/s)\n", steps, solver.time(), seconds,
-             seconds > 0 ? steps / seconds : 0.0);
-  fmt::print("wrote {}: deck.yaml, diagnostics.csv/.h5{}{}, checkpoint {}\n", dir,
-             c.output.spectra_every > 0 ? ", spectra.h5" : "",
-             c.output.snapshot_every > 0 ? fmt::format(", {} snapshots (snapshots.xmf)", snapshots.next_index()) : "",
-             base_name(last_checkpoint()));
+  // ---- the summary
+  std::size_t used = 0, total = 0;
+  backend->device_memory(used, total);
+  struct rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  console.always(fmt::format("done: {} steps to t = {:.6g} in {} ({:.2f} s, {:.1f} steps/s)", steps, solver.time(),
+                             hms(seconds), seconds, seconds > 0 ? steps / seconds : 0.0));
+  console.always(fmt::format("memory: {}peak host {:.1f} MiB",
+                             total ? fmt::format("GPU in use {:.2f} of {:.1f} GiB, ", used / 1073741824.0,
+                                                 total / 1073741824.0)
+                                   : std::string(),
+                             ru.ru_maxrss / 1024.0));
+  console.always(fmt::format("wrote {}/: deck.yaml, log.txt, diagnostics.csv/.h5{}{}, checkpoints/{}", dir,
+                             c.output.spectra_every > 0 ? ", spectra.h5" : "",
+                             c.output.snapshot_every > 0
+                                 ? fmt::format(", snapshots/ ({} in snapshots.xmf)", snapshots.next_index())
+                                 : "",
+                             base_name(last_checkpoint())));
+  const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
+  console.always(fmt::format("plot: {0} postprocess/plot_snapshot.py {1}; {0} postprocess/plot_spectra.py {1}; "
+                             "{0} postprocess/plot_timeseries.py {1}",
+                             py, dir));
   return 0;
 }
 
@@ -283,6 +326,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
 int run_command(const RunOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   if (!o.output.empty()) overrides.push_back("output.directory=" + o.output);
+  std::vector<std::string> notes;
   Config c;
   std::unique_ptr<CheckpointFile> from;
   if (!o.restart.empty()) {
@@ -290,8 +334,8 @@ int run_command(const RunOptions& o) {
     c = from->config;
     c.output.directory = restart_directory(o, c);
     if (c.run.precision != from->precision)
-      fmt::print("note: the checkpoint holds {} precision; continuing in {} (not bit-for-bit)\n",
-                 to_string(from->precision), to_string(c.run.precision));
+      notes.push_back(fmt::format("note: the checkpoint holds {} precision; continuing in {} (not bit-for-bit)",
+                                  to_string(from->precision), to_string(c.run.precision)));
     if (c.time.t_end <= from->meta.time)
       throw InputError(fmt::format("time.t_end: expected a time after the checkpoint's t = {}, found {}",
                                    from->meta.time, c.time.t_end));
@@ -308,11 +352,19 @@ int run_command(const RunOptions& o) {
                        "directory, or replace it with --overwrite");
     clear_run(dir);
   }
-  make_directories(dir);
   std::string why;
   const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
-  return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get())
-                                              : run_with<double>(c, o, kind, why, from.get());
+  make_directories(dir);
+  Console console(o.quiet ? Console::Level::Quiet : o.verbose ? Console::Level::Verbose : Console::Level::Normal);
+  console.open_log(dir + "/log.txt");
+  for (const auto& n : notes) console.info(n);
+  try {
+    return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get(), console)
+                                                : run_with<double>(c, o, kind, why, from.get(), console);
+  } catch (const std::exception& e) {
+    console.detail(std::string("error: ") + e.what());  // on screen main() prints it; here for log.txt
+    throw;
+  }
 }
 
 }  // namespace cascade

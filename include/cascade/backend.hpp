@@ -44,6 +44,8 @@ class Backend {
   virtual void from_host(const std::vector<Cplx>& src, Buffer<Cplx>& dst) = 0;
   virtual Real value_at(const Buffer<Real>& a, std::size_t index) = 0;
   virtual void synchronize() = 0;  //!< wait for queued work (timing, host reads)
+  //! Device memory in use on this backend's GPU (all processes), and its total; 0, 0 on the CPU.
+  virtual void device_memory(std::size_t& used, std::size_t& total) const = 0;
 
   // ---- transforms (unnormalised)
   //! Forward real-to-complex 2D transform; `in` is preserved.

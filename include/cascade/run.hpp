@@ -19,6 +19,8 @@ struct RunOptions {
   std::string output;                  //!< --output DIR
   std::string backend;                 //!< --backend (overrides run.backend)
   bool overwrite = false;              //!< replace another run's output in the directory
+  bool quiet = false;                  //!< only the summary and errors
+  bool verbose = false;                //!< more detail (every periodic line kept on screen)
 };
 
 //! Run; returns the exit code (0 done or stopped by a signal with a checkpoint written).
