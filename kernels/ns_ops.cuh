@@ -150,55 +150,6 @@ struct AdvectiveProduct {
   }
 };
 
-//! Basdevant's combination: N_hat = (kx^2 - ky^2) (uv)_hat + kx ky (v^2 - u^2)_hat
-//! (= -[(dxx - dyy)(uv) + dxy(v^2 - u^2)]_hat), dealiased, plus the forcing when given.
-template <class Real>
-struct BasdevantCombine {
-  SpectralShape<Real> s;
-  DealiasMask<Real> mask;
-  const Complex<Real>* uv_hat;
-  const Complex<Real>* d_hat;
-  const Complex<Real>* forcing_hat;  //!< may be null
-  Complex<Real>* n_hat;
-
-  CASCADE_HD void operator()(std::size_t idx) const {
-    int i, j;
-    s.mode(idx, i, j);
-    if (!mask.keep(s, i, j) || idx == 0) {
-      n_hat[idx] = {Real(0), Real(0)};
-      return;
-    }
-    const Real kx = s.kx(i), ky = s.ky(j);
-    const Real a = kx * kx - ky * ky, b = kx * ky;
-    const Complex<Real> p = uv_hat[idx], q = d_hat[idx];
-    Complex<Real> n = {a * p.re + b * q.re, a * p.im + b * q.im};
-    if (forcing_hat) n = caxpy(n, Real(1), forcing_hat[idx]);
-    n_hat[idx] = n;
-  }
-};
-
-//! Advective combination: N_hat = mask (n_hat + forcing_hat), in place allowed.
-template <class Real>
-struct AdvectiveCombine {
-  SpectralShape<Real> s;
-  DealiasMask<Real> mask;
-  const Complex<Real>* product_hat;
-  const Complex<Real>* forcing_hat;  //!< may be null
-  Complex<Real>* n_hat;
-
-  CASCADE_HD void operator()(std::size_t idx) const {
-    int i, j;
-    s.mode(idx, i, j);
-    if (!mask.keep(s, i, j) || idx == 0) {
-      n_hat[idx] = {Real(0), Real(0)};
-      return;
-    }
-    Complex<Real> n = product_hat[idx];
-    if (forcing_hat) n = caxpy(n, Real(1), forcing_hat[idx]);
-    n_hat[idx] = n;
-  }
-};
-
 //! a_hat <- mask(a_hat) (zero the modes the 2/3 rule removes; k = 0 set to zero too).
 template <class Real>
 struct ApplyMask {
@@ -212,44 +163,87 @@ struct ApplyMask {
   }
 };
 
-//! One stage of an integrating-factor Runge-Kutta step, in the accumulator form that
-//! src/stepper.cpp derives (E(tau) = exp(L tau), h = dt, c_i the stage times):
+//! One stage of an integrating-factor Runge-Kutta step, fused with everything spectral that
+//! lies between the forward transforms of one nonlinear evaluation and the inverse transforms
+//! of the next (src/stepper.cpp derives the recursion; E(tau) = exp(L tau), h = dt):
 //!
+//!   K = mask[N + F],  N = (kx^2 - ky^2) A + kx ky B  (Basdevant: A, B the transforms of
+//!                                                     uv and v^2 - u^2)  or  N = A (advective)
 //!   S <- E(h dS) S + h b_i K                          (S: the solution accumulated to c_i)
-//!   last stage:  S <- E(h d_final) S                  (to t + h; K is left alone)
-//!   otherwise:   K <- base + h a_next E(h dK) K       (K becomes the next stage value Y)
-//!                base = E(h dW) W   (classic: from omega_n, kept in W)
-//!                     = E(h dK) S   (low storage: from S)
+//!   last stage:  S <- E(h d_final) S,  Y = S          (the next step starts from S)
+//!   otherwise:   Y = base + h a_next E(h dK) K,  base = E(h dW) W (classic) or E(h dK) S
+//!   A, B (, C, D) <- the inputs of the next evaluation: u_hat, v_hat (, omega_x, omega_y) of Y,
+//!                    scaled by 1/(nx ny) for the inverse transforms.
+//! The stage values are never stored: only their velocity is needed. On the first stage of a
+//! classic step, W <- S (omega_n) on the way.
 template <class Real>
-struct IfRkStage {
+struct FusedStage {
   SpectralShape<Real> s;
+  DealiasMask<Real> mask;
   LinearOperator<Real> lin;
-  Real h;
-  Real dS;       //!< c_i - c_{i-1}
-  Real hb;       //!< h b_i
+  Real scale;  //!< 1/(nx ny)
+  bool advective;
+  Real h, dS, hb;
   bool last;
-  Real d_final;  //!< 1 - c_s (last stage)
-  Real dW;       //!< c_{i+1} (classic)
-  Real dK;       //!< c_{i+1} - c_i
-  Real ha;       //!< h a_{i+1} (low storage: h (a_{i+1,i} - b_i))
-  const Complex<Real>* W;  //!< omega_n (classic) or null (low storage)
+  Real d_final, dW, dK, ha;
+  bool save_w;  //!< first stage of a classic step: W <- S
+  const Complex<Real>* F;  //!< forcing, may be null
+  Complex<Real>* W;        //!< classic tables; null for low storage
   Complex<Real>* S;
-  Complex<Real>* K;
+  Complex<Real>* A;
+  Complex<Real>* B;
+  Complex<Real>* C;  //!< advective form only
+  Complex<Real>* D;  //!< advective form only
 
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
     const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
-    const Complex<Real> k = K[idx];
-    const Complex<Real> snew = caxpy(cmul(lin.propagator(kx, k2, h * dS), S[idx]), hb, k);
-    if (last) {
-      S[idx] = cmul(lin.propagator(kx, k2, h * d_final), snew);
-      return;
+    Complex<Real> k = {Real(0), Real(0)};
+    if (mask.keep(s, i, j) && idx != 0) {
+      if (advective) {
+        k = A[idx];
+      } else {
+        const Real a = kx * kx - ky * ky, b = kx * ky;
+        const Complex<Real> p = A[idx], q = B[idx];
+        k = {a * p.re + b * q.re, a * p.im + b * q.im};
+      }
+      if (F) k = caxpy(k, Real(1), F[idx]);
     }
-    S[idx] = snew;
-    const Complex<Real> ek = lin.propagator(kx, k2, h * dK);
-    const Complex<Real> base = W ? cmul(lin.propagator(kx, k2, h * dW), W[idx]) : cmul(ek, snew);
-    K[idx] = caxpy(base, ha, cmul(ek, k));
+    const Complex<Real> s_old = S[idx];
+    if (save_w) W[idx] = s_old;
+    // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
+    // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
+    Real cached_tau = Real(-1);
+    Complex<Real> cached = {Real(1), Real(0)};
+    auto prop = [&](Real tau) -> Complex<Real> {
+      if (tau == Real(0)) return {Real(1), Real(0)};
+      if (tau == cached_tau) return cached;
+      if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
+      cached_tau = tau;
+      cached = lin.propagator(kx, k2, tau);
+      return cached;
+    };
+    const Complex<Real> snew = caxpy(cmul(prop(h * dS), s_old), hb, k);
+    Complex<Real> y;
+    if (last) {
+      y = cmul(prop(h * d_final), snew);
+      S[idx] = y;
+    } else {
+      S[idx] = snew;
+      const Complex<Real> ek = prop(h * dK);
+      const Complex<Real> base = W ? cmul(prop(h * dW), save_w ? s_old : W[idx]) : cmul(ek, snew);
+      y = caxpy(base, ha, cmul(ek, k));
+    }
+    // The next evaluation's inputs: u_hat = i ky psi, v_hat = -i kx psi, psi = y / k^2.
+    const Real f = k2 > Real(0) ? scale / k2 : Real(0);
+    const Complex<Real> psi = {y.re * f, y.im * f};
+    A[idx] = {-ky * psi.im, ky * psi.re};
+    B[idx] = {kx * psi.im, -kx * psi.re};
+    if (advective) {
+      C[idx] = {-kx * y.im * scale, kx * y.re * scale};
+      D[idx] = {-ky * y.im * scale, ky * y.re * scale};
+    }
   }
 };
 
@@ -319,7 +313,8 @@ CASCADE_HD inline double uniform_key(std::uint64_t seed, std::uint64_t a, std::u
 //! elsewhere, before 1/(nx ny)^2:
 //!   v[0] energy 1/2 w |omega|^2 / k^2, v[1] enstrophy 1/2 w |omega|^2,
 //!   v[2] energy transfer w Re(conj(omega) N) / k^2, v[3] enstrophy transfer w Re(conj(omega) N)
-//! (N: the dealiased nonlinear term, when given; the transfers sum to zero over all shells).
+//! (N: the dealiased nonlinear term, formed from the transforms of the products as in
+//! FusedStage, when given; the transfers sum to zero over all shells).
 struct ShellContribution {
   int bin;  //!< -1: no contribution (k = 0)
   double v[4];
@@ -328,9 +323,12 @@ struct ShellContribution {
 template <class Real>
 struct ShellSpectrumOfMode {
   SpectralShape<Real> s;
+  DealiasMask<Real> mask;
   double dk;
   const Complex<Real>* omega_hat;
-  const Complex<Real>* n_hat;  //!< may be null (no transfer)
+  bool advective;
+  const Complex<Real>* A;  //!< transforms of the products (see FusedStage); may be null
+  const Complex<Real>* B;
   CASCADE_HD ShellContribution operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
@@ -340,7 +338,18 @@ struct ShellSpectrumOfMode {
     const Complex<Real> o = omega_hat[idx];
     const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
     double t = 0;
-    if (n_hat) t = w * (double(o.re) * double(n_hat[idx].re) + double(o.im) * double(n_hat[idx].im));
+    if (A && mask.keep(s, i, j)) {
+      double nre, nim;
+      if (advective) {
+        nre = double(A[idx].re);
+        nim = double(A[idx].im);
+      } else {
+        const double a = kx * kx - ky * ky, b = kx * ky;
+        nre = a * double(A[idx].re) + b * double(B[idx].re);
+        nim = a * double(A[idx].im) + b * double(B[idx].im);
+      }
+      t = w * (double(o.re) * nre + double(o.im) * nim);
+    }
     return {int(floor(sqrt(k2) / dk + 0.5)), {0.5 * w * a2 / k2, 0.5 * w * a2, t / k2, t}};
   }
 };
@@ -376,15 +385,6 @@ struct RingForcing {
     if (i == 0 && n < 0) theta = -theta;
     f_hat[idx] = {Real(amp * k * cos(theta)), Real(amp * k * sin(theta))};
   }
-};
-
-//! y += a x (spectral).
-template <class Real>
-struct AxpySpectral {
-  Real a;
-  const Complex<Real>* x;
-  Complex<Real>* y;
-  CASCADE_HD void operator()(std::size_t idx) const { y[idx] = caxpy(y[idx], a, x[idx]); }
 };
 
 //! Vortices with Gaussian vorticity (include/cascade/vortex.hpp), summed over the nearest

@@ -17,9 +17,13 @@ struct PhysicalShape {
   int ny;
   Real dx;
   Real dy;
+  double inv_nx;  //!< 1 / nx (see SpectralShape::mode)
   CASCADE_HD void point(std::size_t idx, int& i, int& j) const {
-    j = static_cast<int>(idx / nx);
-    i = static_cast<int>(idx - std::size_t(j) * nx);
+    std::size_t row = static_cast<std::size_t>(double(idx) * inv_nx);
+    if (row * std::size_t(nx) > idx) --row;
+    else if ((row + 1) * std::size_t(nx) <= idx) ++row;
+    j = static_cast<int>(row);
+    i = static_cast<int>(idx - row * std::size_t(nx));
   }
 };
 

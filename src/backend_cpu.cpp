@@ -135,6 +135,7 @@ class CpuExec {
   }
   void synchronize() const {}
   void device_memory(std::size_t& used, std::size_t& total) const { used = total = 0; }
+  std::size_t fft_work_bytes() const { return 0; }
 
   template <class Fn>
   void for_each(std::size_t n, const Fn& f) const {

@@ -173,11 +173,22 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaGetDeviceProperties(&prop_, device));
     CASCADE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     // One plan per direction, made once; the transforms run on the backend's stream.
+    // One plan per direction, made once, sharing one work area (auto-allocation off): at the
+    // largest grids a second work area would cost as much as a field.
     CASCADE_CUFFT_CHECK(cufftCreate(&forward_));
     CASCADE_CUFFT_CHECK(cufftCreate(&inverse_));
-    std::size_t work = 0;
-    CASCADE_CUFFT_CHECK(cufftMakePlan2d(forward_, grid.ny, grid.nx, T::r2c, &work));
-    CASCADE_CUFFT_CHECK(cufftMakePlan2d(inverse_, grid.ny, grid.nx, T::c2r, &work));
+    CASCADE_CUFFT_CHECK(cufftSetAutoAllocation(forward_, 0));
+    CASCADE_CUFFT_CHECK(cufftSetAutoAllocation(inverse_, 0));
+    std::size_t work_f = 0, work_i = 0;
+    CASCADE_CUFFT_CHECK(cufftMakePlan2d(forward_, grid.ny, grid.nx, T::r2c, &work_f));
+    CASCADE_CUFFT_CHECK(cufftMakePlan2d(inverse_, grid.ny, grid.nx, T::c2r, &work_i));
+    work_bytes_ = std::max<std::size_t>(std::max(work_f, work_i), 1);
+    if (cudaMalloc(&d_work_, work_bytes_) != cudaSuccess) {
+      cudaGetLastError();
+      throw RunError("out of GPU memory for the FFT work area (" + std::to_string(work_bytes_) + " bytes)");
+    }
+    CASCADE_CUFFT_CHECK(cufftSetWorkArea(forward_, d_work_));
+    CASCADE_CUFFT_CHECK(cufftSetWorkArea(inverse_, d_work_));
     CASCADE_CUFFT_CHECK(cufftSetStream(forward_, stream_));
     CASCADE_CUFFT_CHECK(cufftSetStream(inverse_, stream_));
     blocks_cap_ = prop_.multiProcessorCount * 16;
@@ -193,6 +204,7 @@ class CudaExec {
     if (d_scratch_) cudaFree(d_scratch_);
     if (d_sum_temp_) cudaFree(d_sum_temp_);
     if (d_bins_) cudaFree(d_bins_);
+    if (d_work_) cudaFree(d_work_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -240,6 +252,7 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, n * sizeof(U), cudaMemcpyDeviceToDevice, stream_));
   }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  std::size_t fft_work_bytes() const { return work_bytes_; }
   void device_memory(std::size_t& used, std::size_t& total) const {
     std::size_t free_b = 0;
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
@@ -343,6 +356,8 @@ class CudaExec {
   std::size_t sum_temp_bytes_ = 0;
   void* d_bins_ = nullptr;
   std::size_t bins_bytes_ = 0;
+  void* d_work_ = nullptr;  //!< cuFFT work area shared by both plans
+  std::size_t work_bytes_ = 0;
 };
 
 }  // namespace

@@ -47,6 +47,7 @@ class BackendImpl final : public Backend<Real> {
   }
   void synchronize() override { exec_.synchronize(); }
   void device_memory(std::size_t& used, std::size_t& total) const override { exec_.device_memory(used, total); }
+  std::size_t fft_work_bytes() const override { return exec_.fft_work_bytes(); }
 
   void forward(const Buffer<Real>& in, Buffer<Cplx>& out_hat) override {
     check_real(in);
@@ -120,32 +121,24 @@ class BackendImpl final : public Backend<Real> {
     return exec_.for_each_max(u.size(),
                               AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
   }
-  void basdevant_combine(const Buffer<Cplx>& uv, const Buffer<Cplx>& d, const Buffer<Cplx>* f,
-                         Buffer<Cplx>& n) override {
-    check_spectral(uv, d, n);
-    if (f) check_spectral(*f);
-    exec_.for_each(n.size(), BasdevantCombine<Real>{shape(), mask(), uv.data(), d.data(),
-                                                    f ? f->data() : nullptr, n.data()});
-  }
-  void advective_combine(const Buffer<Cplx>& p, const Buffer<Cplx>* f, Buffer<Cplx>& n) override {
-    check_spectral(p);
-    check_spectral(n);
-    if (f) check_spectral(*f);
-    exec_.for_each(n.size(),
-                   AdvectiveCombine<Real>{shape(), mask(), p.data(), f ? f->data() : nullptr, n.data()});
-  }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
     exec_.for_each(a.size(), ApplyMask<Real>{shape(), mask(), a.data()});
   }
-  void ifrk_stage(const LinearCoefficients& lin, const StageCoefficients& c, const Buffer<Cplx>* W,
-                  Buffer<Cplx>& S, Buffer<Cplx>& K) override {
-    check_spectral(S);
-    check_spectral(K);
-    if (W) check_spectral(*W);
-    exec_.for_each(S.size(), IfRkStage<Real>{shape(), linear(lin), Real(c.h), Real(c.dS), Real(c.hb), c.last,
-                                             Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha),
-                                             W ? W->data() : nullptr, S.data(), K.data()});
+  void fused_stage(const LinearCoefficients& lin, const StageCoefficients& c, bool advective,
+                   const Buffer<Cplx>* f, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s, Buffer<Cplx>& a,
+                   Buffer<Cplx>& b, Buffer<Cplx>* cc, Buffer<Cplx>* d) override {
+    check_spectral(s, a, b);
+    if (f) check_spectral(*f);
+    if (w) check_spectral(*w);
+    if (advective && (!cc || !d)) throw RunError("fused_stage: the advective form needs four work fields");
+    if (advective) check_spectral(*cc, *d);
+    if (save_w && !w) throw RunError("fused_stage: save_w without w");
+    exec_.for_each(s.size(),
+                   FusedStage<Real>{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
+                                    c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w,
+                                    f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
+                                    advective ? cc->data() : nullptr, advective ? d->data() : nullptr});
   }
   SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& w,
                              const Buffer<Cplx>* f) override {
@@ -165,23 +158,21 @@ class BackendImpl final : public Backend<Real> {
     // lap(psi) = -omega: the Poisson operation with the sign folded into its scale.
     exec_.for_each(w.size(), PoissonSolve<Real>{shape(), -inv_n(), w.data(), psi.data()});
   }
-  void shell_spectra(const Buffer<Cplx>& w, const Buffer<Cplx>* n, double dk, int shells,
-                     std::vector<double> (&out)[4]) override {
+  void shell_spectra(const Buffer<Cplx>& w, bool advective, const Buffer<Cplx>* a, const Buffer<Cplx>* b,
+                     double dk, int shells, std::vector<double> (&out)[4]) override {
     check_spectral(w);
-    if (n) check_spectral(*n);
+    if (a) check_spectral(*a);
+    if (b) check_spectral(*b);
     if (shells < 1 || !(dk > 0)) throw RunError("shell_spectra: need shells >= 1 and dk > 0");
-    exec_.histogram4(w.size(), ShellSpectrumOfMode<Real>{shape(), dk, w.data(), n ? n->data() : nullptr}, shells,
-                     out);
+    exec_.histogram4(w.size(),
+                     ShellSpectrumOfMode<Real>{shape(), mask(), dk, w.data(), advective, a ? a->data() : nullptr,
+                                               b ? b->data() : nullptr},
+                     shells, out);
   }
   void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
                     Buffer<Cplx>& f) override {
     check_spectral(f);
     exec_.for_each(f.size(), RingForcing<Real>{shape(), mask(), k_f, dk, amp, seed, counter, f.data()});
-  }
-  void axpy(Real a, const Buffer<Cplx>& x, Buffer<Cplx>& y) override {
-    check_spectral(x);
-    check_spectral(y);
-    exec_.for_each(y.size(), AxpySpectral<Real>{a, x.data(), y.data()});
   }
   void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& w) override {
     check_real(w);
@@ -216,11 +207,11 @@ class BackendImpl final : public Backend<Real> {
  private:
   SpectralShape<Real> shape() const {
     const Grid& g = this->grid_;
-    return {g.nx, g.ny, g.nxh(), Real(2 * M_PI / g.lx), Real(2 * M_PI / g.ly)};
+    return {g.nx, g.ny, g.nxh(), Real(2 * M_PI / g.lx), Real(2 * M_PI / g.ly), 1.0 / g.nxh()};
   }
   PhysicalShape<Real> physical() const {
     const Grid& g = this->grid_;
-    return {g.nx, g.ny, Real(g.dx()), Real(g.dy())};
+    return {g.nx, g.ny, Real(g.dx()), Real(g.dy()), 1.0 / g.nx};
   }
   Real inv_n() const { return Real(1.0 / double(this->grid_.size())); }
   DealiasMask<Real> mask() const { return {this->grid_.dealias == Dealias::TwoThirds}; }

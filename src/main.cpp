@@ -67,8 +67,13 @@ int run(int argc, char** argv) {
   cascade::BenchOptions bench_opts;
   std::string bench_what = "reduction";
   std::vector<std::string> bench_precisions;
-  auto* bench = app.add_subcommand("bench", "benchmarks: reduction | fft");
-  bench->add_option("what", bench_what, "reduction (default) | fft")->check(CLI::IsMember({"reduction", "fft"}));
+  auto* bench = app.add_subcommand("bench", "benchmarks: reduction | fft | step");
+  bench->add_option("what", bench_what, "reduction (default) | fft | step")
+      ->check(CLI::IsMember({"reduction", "fft", "step"}));
+  bench->add_option("--stepper", bench_opts.stepper, "step: rk4 | rk3")->check(CLI::IsMember({"rk4", "rk3"}));
+  bench->add_option("--form", bench_opts.form, "step: basdevant | advective")
+      ->check(CLI::IsMember({"basdevant", "advective"}));
+  bench->add_flag("--cpu", bench_opts.include_cpu, "step: CPU rows too when a GPU is present");
   bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
   bench->add_option("--precision", bench_precisions, "single | double (default both)")
       ->check(CLI::IsMember({"single", "double"}));
@@ -105,6 +110,7 @@ int run(int argc, char** argv) {
       bench_opts.precisions.push_back(p == "single" ? cascade::Precision::Single : cascade::Precision::Double);
     for (long n : bench_opts.sizes)
       if (n < 4 || n > 65536) throw cascade::InputError(fmt::format("--n: expected a side in [4, 65536], found {}", n));
+    if (bench_what == "step") return cascade::run_step_bench(bench_opts);
     return bench_what == "fft" ? cascade::run_fft_bench(bench_opts) : cascade::run_reduction_bench(bench_opts);
   }
   return kExitBadInput;

@@ -112,6 +112,27 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
                            c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper));
   console.info(fmt::format("backend: {} [{}], precision {}", where, why, to_string(c.run.precision)));
 
+  // The memory the run needs, said before allocating it, and refused when the GPU lacks it.
+  {
+    const std::size_t need = Solver<Real>::required_bytes(c);
+    std::size_t used = 0, total = 0;
+    backend->device_memory(used, total);
+    const double gib = 1073741824.0;
+    if (kind == BackendKind::Cuda) {
+      console.info(fmt::format("memory: the fields need {:.2f} GiB ({:.0f} bytes a grid point), the FFT work area "
+                               "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
+                               need / gib, double(need) / double(grid.size()), backend->fft_work_bytes() / gib,
+                               (total - used) / gib, total / gib));
+      // Room for the reductions' scratch and the CUDA context's own growth.
+      const std::size_t margin = std::size_t(256) << 20;
+      if (need + margin > total - used)
+        throw InputError(fmt::format("grid {} x {}: the run needs {:.2f} GiB on the GPU but only {:.2f} GiB are free; "
+                                     "use a smaller grid, run.precision: single, or time.stepper: rk3 (two registers)",
+                                     grid.nx, grid.ny, (need + margin) / gib, (total - used) / gib));
+    } else {
+      console.info(fmt::format("memory: the fields need {:.2f} GiB", need / gib));
+    }
+  }
   Solver<Real> solver(*backend, c);
   if (restart) {
     solver.initialise();  // forcing and the like; the state is replaced next

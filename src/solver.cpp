@@ -22,7 +22,6 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
   policy_ = {t.cfl, t.dt_max, t.dt_min, t.growth, t.dt_initial};
 
   S_ = b_.spectral_field();
-  K_ = b_.spectral_field();
   if (!table_.low_storage) W_ = b_.spectral_field();
   a_hat_ = b_.spectral_field();
   b_hat_ = b_.spectral_field();
@@ -37,8 +36,19 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
 }
 
 template <class Real>
+std::size_t Solver<Real>::required_bytes(const Config& c) {
+  const Grid g = c.make_grid();
+  const bool adv = c.grid.nonlinear == NonlinearForm::Advective;
+  const bool classic = !stepper_table(c.time.stepper).low_storage;
+  const bool forced = c.forcing.type != "none";
+  const std::size_t spectral = 1 /*S*/ + (classic ? 1 : 0) + (adv ? 4 : 2) + (forced ? 1 : 0);
+  const std::size_t real = adv ? 4 : 2;
+  return spectral * g.spectral_size() * sizeof(Cplx) + real * g.size() * sizeof(Real);
+}
+
+template <class Real>
 std::size_t Solver<Real>::memory_bytes() const {
-  std::size_t n = S_.bytes() + K_.bytes() + W_.bytes() + a_hat_.bytes() + b_hat_.bytes() + c_hat_.bytes() +
+  std::size_t n = S_.bytes() + W_.bytes() + a_hat_.bytes() + b_hat_.bytes() + c_hat_.bytes() +
                   d_hat_.bytes() + u_.bytes() + v_.bytes() + wx_.bytes() + wy_.bytes();
   if (forcing_hat_) n += forcing_hat_->bytes();
   return n;
@@ -48,6 +58,7 @@ std::size_t Solver<Real>::memory_bytes() const {
 
 template <class Real>
 void Solver<Real>::initialise() {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   const InitialConfig& ic = config_.initial;
   const Grid& g = b_.grid();
   if (ic.type == "random") {
@@ -199,6 +210,7 @@ void Solver<Real>::normalise_energy(double energy) {
 
 template <class Real>
 void Solver<Real>::set_vorticity(const std::vector<Real>& omega) {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   b_.from_host(omega, u_);
   b_.forward(u_, S_);
   b_.apply_mask(S_);
@@ -206,6 +218,7 @@ void Solver<Real>::set_vorticity(const std::vector<Real>& omega) {
 
 template <class Real>
 void Solver<Real>::set_vorticity_hat(const std::vector<Cplx>& omega_hat) {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   b_.from_host(omega_hat, S_);
 }
 
@@ -224,6 +237,7 @@ void Solver<Real>::clear_forcing() {
 
 template <class Real>
 std::vector<Real> Solver<Real>::vorticity() {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   b_.scale(S_, a_hat_, Real(1.0 / double(b_.grid().size())));
   b_.inverse(a_hat_, u_);
   std::vector<Real> out;
@@ -233,6 +247,7 @@ std::vector<Real> Solver<Real>::vorticity() {
 
 template <class Real>
 std::vector<Real> Solver<Real>::field(const std::string& name) {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   if (name == "vorticity") return vorticity();
   std::vector<Real> out;
   if (name == "streamfunction") {
@@ -257,6 +272,7 @@ std::vector<Real> Solver<Real>::field(const std::string& name) {
 
 template <class Real>
 void Solver<Real>::set_vorticity_hat_resized(const std::vector<double>& src, int src_nx, int src_ny) {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   const Grid& g = b_.grid();
   const int src_nxh = src_nx / 2 + 1;
   if (src.size() != std::size_t(src_ny) * src_nxh * 2) throw RunError("resized state: wrong source size");
@@ -291,45 +307,55 @@ void Solver<Real>::set_time(double t, long step, double dt_prev) {
 
 // ---------------------------------------------------------------- nonlinear term
 
-//! k = N(y) + f: -u.grad(omega), dealiased, plus the forcing f (may be null). y and k may be the same buffer
-//! (y is consumed before k is written). Returns max(|u|/dx + |v|/dy) of y's velocity, which
-//! the product kernel computes on the way (no separate pass over the grid).
+//! The inputs of a nonlinear evaluation of the state S (u_hat, v_hat and, in advective form,
+//! the vorticity gradient, scaled for the inverse transforms) into the work fields.
 template <class Real>
-Real Solver<Real>::nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k, const Buffer<Cplx>* f) {
-  if (config_.grid.nonlinear == NonlinearForm::Basdevant) {
-    // 2 inverse + 2 forward transforms.
-    b_.velocity_hat(y, a_hat_, b_hat_);
+void Solver<Real>::evaluation_inputs() {
+  if (advective()) b_.advective_inputs(S_, a_hat_, b_hat_, c_hat_, d_hat_);
+  else b_.velocity_hat(S_, a_hat_, b_hat_);
+  inputs_ready_ = true;
+}
+
+//! The physical products of one evaluation and their forward transforms, from the inputs in
+//! the work fields: Basdevant 2 inverse + 2 forward transforms (a <- (uv)_hat,
+//! b <- (v^2 - u^2)_hat), advective 4 inverse + 1 forward (a <- (-u.grad omega)_hat). Returns
+//! max(|u|/dx + |v|/dy), which the product kernel computes on the way (no separate pass).
+template <class Real>
+Real Solver<Real>::evaluate_products() {
+  inputs_ready_ = false;  // the inverse transforms overwrite their inputs
+  if (!advective()) {
     b_.inverse(a_hat_, u_);
     b_.inverse(b_hat_, v_);
     const Real rate = b_.basdevant_products(u_, v_);
     b_.forward(u_, a_hat_);
     b_.forward(v_, b_hat_);
-    b_.basdevant_combine(a_hat_, b_hat_, f, k);
     return rate;
   }
-  // Advective: 4 inverse + 1 forward transforms.
-  b_.advective_inputs(y, a_hat_, b_hat_, c_hat_, d_hat_);
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
   b_.inverse(c_hat_, wx_);
   b_.inverse(d_hat_, wy_);
   const Real rate = b_.advective_product(u_, v_, wx_, wy_);
   b_.forward(wx_, a_hat_);
-  b_.advective_combine(a_hat_, f, k);
   return rate;
 }
 
 // ---------------------------------------------------------------- stepping
 
-//! The stages after the first (whose K_1 = N(omega_n) + F is in K already): see stepper.hpp.
+//! The stages of a step of size h, from the products of the first evaluation (in the work
+//! fields): each fused stage leaves the next evaluation's inputs there (see stepper.hpp and
+//! ns_ops.cuh FusedStage); the last leaves those of the new state.
 template <class Real>
 void Solver<Real>::advance(double h) {
   const std::vector<StageCoefficients> stages = stage_coefficients(table_, h);
-  const Buffer<Cplx>* w = table_.low_storage ? nullptr : &W_;
+  Buffer<Cplx>* w = table_.low_storage ? nullptr : &W_;
+  const bool adv = advective();
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    if (i > 0) nonlinear(K_, K_, forcing());  // K holds Y_i; it becomes K_i
-    b_.ifrk_stage(lin_, stages[i], w, S_, K_);
+    if (i > 0) evaluate_products();
+    b_.fused_stage(lin_, stages[i], adv, forcing(), w, i == 0 && w != nullptr, S_, a_hat_, b_hat_,
+                   adv ? &c_hat_ : nullptr, adv ? &d_hat_ : nullptr);
   }
+  inputs_ready_ = true;
 }
 
 //! Add weight x (the budget rates of s) to the interval's integrals.
@@ -342,15 +368,14 @@ void Solver<Real>::add_budget(const SpectralSums& s, double weight, bool with_in
 }
 
 //! Before the stages of a step of size h: draw the white-noise forcing of this step (held
-//! fixed across its stages, |F| ~ 1/sqrt(h)) and add it to K_1; then add the step's start
-//! half to the budget (and the previous step's end half, still pending).
+//! fixed across its stages, |F| ~ 1/sqrt(h)); then add the step's start half to the budget
+//! (and the previous step's end half, still pending).
 template <class Real>
 void Solver<Real>::begin_step(double h) {
   if (forcing_kind_ == ForcingKind::WhiteNoise) {
     b_.ring_forcing(config_.forcing.k_f, config_.forcing.dk, ring_amp_ / std::sqrt(h),
                     static_cast<unsigned long long>(config_.forcing.seed), static_cast<unsigned long long>(step_),
                     *forcing_hat_);
-    b_.axpy(Real(1), *forcing_hat_, K_);
   }
   const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
   const bool fixed = forcing_kind_ == ForcingKind::Fixed;
@@ -370,9 +395,8 @@ void Solver<Real>::begin_step(double h) {
 
 template <class Real>
 StepReport Solver<Real>::step(double t_output) {
-  if (!table_.low_storage) b_.copy(S_, W_);
-  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
-  const double rate = double(nonlinear(S_, K_, white ? nullptr : forcing()));
+  if (!inputs_ready_) evaluation_inputs();
+  const double rate = double(evaluate_products());
   const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
   const double dx = std::min(b_.grid().dx(), b_.grid().dy());
   if (!std::isfinite(rate))
@@ -393,8 +417,8 @@ StepReport Solver<Real>::step(double t_output) {
 
 template <class Real>
 void Solver<Real>::step_fixed(double dt) {
-  if (!table_.low_storage) b_.copy(S_, W_);
-  nonlinear(S_, K_, forcing_kind_ == ForcingKind::WhiteNoise ? nullptr : forcing());
+  if (!inputs_ready_) evaluation_inputs();
+  evaluate_products();
   begin_step(dt);
   advance(dt);
   t_ += dt;
@@ -406,6 +430,7 @@ void Solver<Real>::step_fixed(double dt) {
 
 template <class Real>
 Diagnostics Solver<Real>::diagnose() {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
   const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   Diagnostics d;
@@ -470,10 +495,11 @@ std::vector<double> Solver<Real>::shell_centres() const {
 template <class Real>
 typename Solver<Real>::Spectra Solver<Real>::spectra() {
   const int shells = int(shell_centres().size());
-  // The nonlinear term of the current state, without forcing; K is free between steps.
-  nonlinear(S_, K_, nullptr);
+  // The products of the current state, whose transforms give its nonlinear transfer.
+  evaluation_inputs();
+  evaluate_products();
   std::vector<double> sums[4];
-  b_.shell_spectra(S_, &K_, dk(), shells, sums);
+  b_.shell_spectra(S_, advective(), &a_hat_, advective() ? nullptr : &b_hat_, dk(), shells, sums);
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   Spectra out;
   out.energy.resize(shells);

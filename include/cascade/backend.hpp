@@ -46,6 +46,8 @@ class Backend {
   virtual void synchronize() = 0;  //!< wait for queued work (timing, host reads)
   //! Device memory in use on this backend's GPU (all processes), and its total; 0, 0 on the CPU.
   virtual void device_memory(std::size_t& used, std::size_t& total) const = 0;
+  //! Bytes of the FFT plans' work area (shared by both directions; 0 on the CPU).
+  virtual std::size_t fft_work_bytes() const = 0;
 
   // ---- transforms (unnormalised)
   //! Forward real-to-complex 2D transform; `in` is preserved.
@@ -80,17 +82,15 @@ class Backend {
   //! wx <- -(u wx + v wy); returns max(|u|/dx + |v|/dy).
   virtual Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
                                  const Buffer<Real>& wy) = 0;
-  //! n_hat = mask[(kx^2 - ky^2) uv_hat + kx ky d_hat + forcing_hat] (forcing may be null).
-  virtual void basdevant_combine(const Buffer<Cplx>& uv_hat, const Buffer<Cplx>& d_hat,
-                                 const Buffer<Cplx>* forcing_hat, Buffer<Cplx>& n_hat) = 0;
-  //! n_hat = mask[product_hat + forcing_hat] (forcing may be null; in place allowed).
-  virtual void advective_combine(const Buffer<Cplx>& product_hat, const Buffer<Cplx>* forcing_hat,
-                                 Buffer<Cplx>& n_hat) = 0;
   //! Zero the modes the dealiasing rule removes, and k = 0.
   virtual void apply_mask(Buffer<Cplx>& a_hat) = 0;
-  //! One integrating-factor RK stage (ns_ops.cuh IfRkStage); W is null for low-storage tables.
-  virtual void ifrk_stage(const LinearCoefficients& lin, const StageCoefficients& c,
-                          const Buffer<Cplx>* W, Buffer<Cplx>& S, Buffer<Cplx>& K) = 0;
+  //! One stage of an integrating-factor RK step fused with the spectral work around it
+  //! (ns_ops.cuh FusedStage): a, b (, c, d) hold the transforms of the products on entry and
+  //! the next evaluation's inputs on return. w is null for low-storage tables; save_w copies
+  //! S into it first (the first stage of a classic step); c, d only in advective form.
+  virtual void fused_stage(const LinearCoefficients& lin, const StageCoefficients& coef, bool advective,
+                           const Buffer<Cplx>* forcing_hat, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s,
+                           Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c, Buffer<Cplx>* d) = 0;
   //! Energy, enstrophy, palinstrophy, dissipation, injection sums (before 1/(nx ny)^2).
   virtual SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& omega_hat,
                                      const Buffer<Cplx>* forcing_hat) = 0;
@@ -99,16 +99,15 @@ class Backend {
   //! psi_hat = omega_hat / k^2, scaled by 1/(nx ny) for the inverse transform.
   virtual void streamfunction_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& psi_hat) = 0;
   //! Shell sums (shells of width dk centred on s dk, before the 1/(nx ny)^2 factor) of the
-  //! energy, enstrophy and, when n_hat is given, of the energy and enstrophy transfer by the
-  //! nonlinear term n_hat: out[0..3], each resized to `shells`.
-  virtual void shell_spectra(const Buffer<Cplx>& omega_hat, const Buffer<Cplx>* n_hat, double dk, int shells,
-                             std::vector<double> (&out)[4]) = 0;
+  //! energy, enstrophy and, when a is given, of the energy and enstrophy transfer by the
+  //! nonlinear term formed from a, b (the transforms of the products, as in fused_stage):
+  //! out[0..3], each resized to `shells`.
+  virtual void shell_spectra(const Buffer<Cplx>& omega_hat, bool advective, const Buffer<Cplx>* a,
+                             const Buffer<Cplx>* b, double dk, int shells, std::vector<double> (&out)[4]) = 0;
   //! Ring forcing (ns_ops.cuh RingForcing): |F| = amp |k| in the shell, phases keyed by
   //! (seed, counter, mode).
   virtual void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
                             Buffer<Cplx>& f_hat) = 0;
-  //! y += a x.
-  virtual void axpy(Real a, const Buffer<Cplx>& x, Buffer<Cplx>& y) = 0;
   //! Gaussian vortices summed over the nearest periodic images (ns_ops.cuh VortexField).
   virtual void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& omega) = 0;
   //! McWilliams (1984) random vorticity, phases keyed by seed (not normalised).

@@ -15,6 +15,9 @@ struct BenchOptions {
   int repeats = 20;                      //!< timed runs per row (median reported)
   std::string csv;                       //!< --csv FILE; empty = no CSV
   int device = 0;
+  std::string stepper = "rk4";       //!< bench step
+  std::string form = "basdevant";    //!< bench step: basdevant | advective
+  bool include_cpu = false;          //!< bench step: CPU rows too when a GPU is present
 };
 
 //! `cascade bench reduction`: CPU rows always; GPU rows when built with CUDA and a device exists.
@@ -24,6 +27,9 @@ int run_reduction_bench(const BenchOptions& options);
 //! GPU part of the reduction benchmark (src/bench_reduction_cuda.cu). Returns 0 on success.
 int run_reduction_bench_cuda(const BenchOptions& options);
 #endif
+
+//! `cascade bench step`: steps of a turbulent field against the same transforms alone.
+int run_step_bench(const BenchOptions& options);
 
 //! `cascade bench fft`: forward + inverse 2D real transforms alone, per backend.
 int run_fft_bench(const BenchOptions& options);

@@ -123,9 +123,13 @@ class Solver {
   Backend<Real>& backend() { return b_; }
   //! Device memory the solver holds (state, registers, workspace), in bytes.
   std::size_t memory_bytes() const;
+  //! The same, computed from the deck before anything is allocated.
+  static std::size_t required_bytes(const Config& config);
 
  private:
-  Real nonlinear(const Buffer<Cplx>& y, Buffer<Cplx>& k, const Buffer<Cplx>* f);
+  bool advective() const { return config_.grid.nonlinear == NonlinearForm::Advective; }
+  void evaluation_inputs();
+  Real evaluate_products();
   void advance(double h);
   void begin_step(double h);  //!< stochastic forcing for this step, and the budget's step-start half
   void normalise_energy(double energy);
@@ -144,7 +148,7 @@ class Solver {
   LinearCoefficients lin_;
   DtPolicy policy_;
 
-  Buffer<Cplx> S_, K_, W_;          // registers: S = omega_hat between steps
+  Buffer<Cplx> S_, W_;              // registers: S = omega_hat between steps, W = omega_n (classic)
   Buffer<Cplx> a_hat_, b_hat_;      // workspace (both forms)
   Buffer<Cplx> c_hat_, d_hat_;      // workspace (advective form)
   Buffer<Real> u_, v_;              // physical workspace (both forms)
@@ -154,7 +158,7 @@ class Solver {
   double t_ = 0;
   double dt_prev_ = 0;
   long step_ = 0;
-  double stage1_rate_ = 0;  // CFL maximum of the current step's first stage
+  bool inputs_ready_ = false;  //!< the work fields hold the evaluation inputs of S
 };
 
 }  // namespace cascade

@@ -1,0 +1,122 @@
+//! @file `cascade bench step`: time steps of a turbulent field and, in the same run, the same
+//! transforms alone (the floor); median over many steps after a warm-up.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <vector>
+
+#include "cascade/backend.hpp"
+#include "cascade/bench.hpp"
+#include "cascade/config.hpp"
+#include "cascade/error.hpp"
+#include "cascade/solver.hpp"
+
+namespace cascade {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct StepRow {
+  std::string backend, precision, stepper, form;
+  long n;
+  double step_ms, floor_ms, steps_per_s;
+  double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
+  double solver_bytes;    //!< fields the solver holds
+};
+
+template <class Real>
+StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
+                  int device) {
+  const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
+                                          "physics: {{nu: 1e-4, nu_order: 2}}\n"
+                                          "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
+                                          "time: {{stepper: {2}, cfl: 0.5}}\n",
+                                          n, form, stepper),
+                              "bench step");
+  auto b = make_backend<Real>(kind, c.make_grid(), device, 0);
+  Solver<Real> s(*b, c);
+  s.initialise();
+  for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
+  std::vector<double> steps;
+  for (int k = 0; k < repeats; ++k) {
+    b->synchronize();
+    const auto t0 = Clock::now();
+    s.step(1e30);
+    b->synchronize();
+    steps.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  // The floor: the same transforms with the same plans, alone.
+  const int stages = s.table().stages();
+  const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
+  Buffer<Real> r = b->real_field();
+  Buffer<Complex<Real>> h = b->spectral_field();
+  b->random_vorticity(10, 1, h);
+  std::vector<double> floor;
+  for (int k = 0; k < std::max(repeats, 20); ++k) {
+    b->synchronize();
+    const auto t0 = Clock::now();
+    for (int st = 0; st < stages; ++st) {
+      for (int q = 0; q < (basdevant ? 2 : 4); ++q) b->inverse(h, r);
+      for (int q = 0; q < (basdevant ? 2 : 1); ++q) b->forward(r, h);
+    }
+    b->synchronize();
+    floor.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::size_t used = 0, total = 0;
+  b->device_memory(used, total);
+  StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
+              used / 1073741824.0, double(s.memory_bytes())};
+  row.steps_per_s = 1000.0 / row.step_ms;
+  return row;
+}
+
+}  // namespace
+
+int run_step_bench(const BenchOptions& o) {
+  std::vector<Precision> precisions = o.precisions;
+  if (precisions.empty()) precisions = {Precision::Double};
+  std::vector<BackendKind> kinds;
+  const std::string why = cuda_unavailable_reason();
+  if (why.empty()) kinds.push_back(BackendKind::Cuda);
+  else fmt::print("no CUDA device ({}): CPU rows only\n", why);
+  if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
+  std::vector<StepRow> rows;
+  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>9}\n", "backend", "prec", "step",
+             "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "bytes/pt", "GPU GiB");
+  for (BackendKind k : kinds) {
+    std::vector<long> sizes = o.sizes;
+    if (sizes.empty())
+      sizes = k == BackendKind::Cuda ? std::vector<long>{1024, 2048, 4096, 8192, 16384} : std::vector<long>{256, 512};
+    for (Precision p : precisions)
+      for (long n : sizes) {
+        const StepRow r = p == Precision::Single
+                              ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device)
+                              : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device);
+        fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.1f} {:>9.2f}\n",
+                   r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
+                   r.step_ms / r.floor_ms, r.solver_bytes / (double(n) * double(n)), r.device_gib);
+        std::fflush(stdout);
+        rows.push_back(r);
+      }
+  }
+  if (!o.csv.empty()) {
+    std::ofstream csv(o.csv);
+    if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
+    csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,solver_bytes_per_point,gpu_gib\n";
+    for (const StepRow& r : rows)
+      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.2f},{:.3f}\n", r.backend, r.precision, r.stepper,
+                         r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms, r.step_ms / r.floor_ms,
+                         r.solver_bytes / (double(r.n) * double(r.n)), r.device_gib);
+  }
+  return 0;
+}
+
+}  // namespace cascade
