@@ -20,6 +20,19 @@
 namespace cascade {
 namespace {
 
+//! YAML's spellings of the IEEE specials (.nan, .inf, -.inf), which std::stod does not read;
+//! accepted so that validation can name the value ("found nan") rather than its spelling.
+bool yaml_special(const std::string& t, double& x) {
+  std::string s = t;
+  s.erase(0, s.find_first_not_of(" \t"));
+  s.erase(s.find_last_not_of(" \t") + 1);
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") x = std::numeric_limits<double>::quiet_NaN();
+  else if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") x = std::numeric_limits<double>::infinity();
+  else if (s == "-.inf" || s == "-.Inf" || s == "-.INF") x = -std::numeric_limits<double>::infinity();
+  else return false;
+  return true;
+}
+
 constexpr int kMaxSide = 1 << 20;             // per dimension: beyond any single-node run
 constexpr double kMaxPoints = 65536.0 * 65536.0;  // total points
 
@@ -98,6 +111,8 @@ class Section {
     const std::string s = v.Scalar();
     try {
       if (allow_pi) return parse_length(s);
+      double special = 0;
+      if (yaml_special(s, special)) return special;
       std::size_t used = 0;
       const double x = std::stod(s, &used);
       if (s.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(s);
@@ -399,7 +414,10 @@ void validate(const Config& c, const Locator& loc) {
 
 }  // namespace
 
+
 double parse_length(const std::string& text) {
+  double special = 0;
+  if (yaml_special(text, special)) return special;
   static const std::regex pi_expr(
       R"(\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)?\s*\*?\s*pi\s*(?:/\s*([0-9]+\.?[0-9]*)\s*)?)");
   std::smatch m;

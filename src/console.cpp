@@ -17,10 +17,18 @@ Console::~Console() {
 void Console::open_log(const std::string& path) {
   if (log_) std::fclose(log_);
   log_ = std::fopen(path.c_str(), "a");  // a missing log is not worth failing a run
+  if (log_) {
+    for (const auto& line : pending_) std::fprintf(log_, "%s\n", line.c_str());
+    std::fflush(log_);
+  }
+  pending_.clear();
 }
 
 void Console::log(const std::string& text) {
-  if (!log_) return;
+  if (!log_) {
+    pending_.push_back(text);  // what is said before the log exists goes into it when it does
+    return;
+  }
   std::fputs(text.c_str(), log_);
   std::fputc('\n', log_);
   std::fflush(log_);

@@ -311,6 +311,27 @@ void make_directories(const std::string& path) {
     throw InputError("output.directory: '" + path + "' is not writable");
 }
 
+void check_output_directory(const std::string& path) {
+  if (path.empty()) throw InputError("output.directory: expected a directory name, found ''");
+  // The directory itself, or the nearest ancestor that exists, must be a writable directory.
+  std::string probe = path;
+  for (;;) {
+    struct stat st{};
+    if (::stat(probe.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        throw InputError("output.directory: '" + probe + "' is not a directory (in '" + path + "')");
+      if (::access(probe.c_str(), W_OK | X_OK) != 0)
+        throw InputError("output.directory: '" + probe + "' is not writable (in '" + path + "')");
+      return;
+    }
+    if (errno != ENOENT)
+      throw InputError("output.directory: cannot use '" + probe + "': " + std::strerror(errno));
+    const auto slash = probe.find_last_of('/');
+    if (slash == std::string::npos) return;  // relative: the working directory is checked by mkdir
+    probe = slash == 0 ? "/" : probe.substr(0, slash);
+  }
+}
+
 void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");

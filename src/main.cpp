@@ -82,6 +82,14 @@ int run(int argc, char** argv) {
   bench->add_option("--csv", bench_opts.csv, "also write the table as CSV to this file");
   bench->add_option("--device", bench_opts.device, "CUDA device index")->check(CLI::NonNegativeNumber);
 
+  // An unknown first word is named in the message (CLI11 would only say a command is missing).
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
+    if (!known)
+      throw cascade::InputError("unknown command '" + first + "'; the commands are run, poisson, check, info, bench");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -153,7 +153,10 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   }
   console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
 
-  // ---- the output directory
+  // ---- the output directory: only now, with the inputs accepted, is anything written
+  if (!restart && o.overwrite) clear_run(dir);
+  make_directories(dir);
+  console.open_log(dir + "/log.txt");
   write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
   make_directories(dir + "/checkpoints");
   DiagnosticsLog diagnostics(dir, restart, solver.time());
@@ -371,13 +374,11 @@ int run_command(const RunOptions& o) {
       throw InputError("output.directory: '" + dir +
                        "' already holds a run's output; continue it with --restart CHECKPOINT, choose another "
                        "directory, or replace it with --overwrite");
-    clear_run(dir);
   }
+  check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
   std::string why;
   const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
-  make_directories(dir);
   Console console(o.quiet ? Console::Level::Quiet : o.verbose ? Console::Level::Verbose : Console::Level::Normal);
-  console.open_log(dir + "/log.txt");
   for (const auto& n : notes) console.info(n);
   try {
     return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get(), console)

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace cascade {
 
@@ -38,6 +39,7 @@ class Console {
   bool tty_;
   bool progress_open_ = false;
   std::FILE* log_ = nullptr;
+  std::vector<std::string> pending_;
 };
 
 }  // namespace cascade

@@ -92,6 +92,9 @@ void write_provenance(H5Writer& file, const Config& config, const std::string& b
 //! mkdir -p; throws InputError naming the directory when it cannot be made or written.
 void make_directories(const std::string& path);
 
+//! Check that `path` can be created and written, creating nothing (InputError otherwise).
+void check_output_directory(const std::string& path);
+
 //! Write a text file atomically (temporary name, flush, fsync, rename).
 void write_text_atomically(const std::string& path, const std::string& text);
 
