@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,6 +23,9 @@ namespace {
 //! HDF5 prints its own error stack by default; cascade reports failures itself.
 void quiet_hdf5() {
   static const bool done = [] {
+    // No library clean-up at exit: after a failed write (a full disk) HDF5 would retry the
+    // failed file's flush from its atexit handler and crash; files are closed explicitly.
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
@@ -100,6 +105,15 @@ H5Writer::H5Writer(const std::string& path) : impl_(std::make_unique<Impl>()), p
   if (impl_->file < 0) throw RunError("cannot create HDF5 file '" + tmp_ + "'");
 }
 
+template <class Fn>
+void H5Writer::guarded(const std::string& what, Fn&& fn) {
+  try {
+    fn();
+  } catch (const RunError& e) {
+    throw RunError("cannot write HDF5 file '" + tmp_ + "' (" + what + "; disk full or write error?): " + e.what());
+  }
+}
+
 H5Writer::~H5Writer() {
   if (impl_ && impl_->file >= 0) {
     H5Fclose(impl_->file);
@@ -109,23 +123,25 @@ H5Writer::~H5Writer() {
 
 void H5Writer::write(const std::string& name, const double* data, const std::vector<std::uint64_t>& shape,
                      const std::string& units, const std::string& description) {
-  write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data, shape, false, units, description);
+  guarded(name, [&] { write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data, shape, false, units, description); });
 }
 void H5Writer::write(const std::string& name, const float* data, const std::vector<std::uint64_t>& shape,
                      const std::string& units, const std::string& description) {
-  write_dataset(impl_->file, name, H5T_NATIVE_FLOAT, data, shape, false, units, description);
+  guarded(name, [&] { write_dataset(impl_->file, name, H5T_NATIVE_FLOAT, data, shape, false, units, description); });
 }
 void H5Writer::write_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
                             const std::string& units, const std::string& description) {
   const std::uint64_t rows = cols ? data.size() / cols : 0;
   std::vector<std::uint64_t> shape = cols > 1 ? std::vector<std::uint64_t>{rows, cols}
                                               : std::vector<std::uint64_t>{std::uint64_t(data.size())};
-  write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), shape, true, units, description);
+  guarded(name, [&] { write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), shape, true, units, description); });
 }
 void H5Writer::write_series(const std::string& name, const std::vector<long long>& data,
                             const std::string& units, const std::string& description) {
-  write_dataset(impl_->file, name, H5T_NATIVE_LLONG, data.data(), {std::uint64_t(data.size())}, true, units,
-                description);
+  guarded(name, [&] {
+    write_dataset(impl_->file, name, H5T_NATIVE_LLONG, data.data(), {std::uint64_t(data.size())}, true, units,
+                  description);
+  });
 }
 void H5Writer::group(const std::string& name) {
   Handle g(CASCADE_CHECK_HDF5(H5Gcreate2(impl_->file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
@@ -144,10 +160,27 @@ void H5Writer::attribute(const std::string& name, long long value, const std::st
   scalar_attribute(obj, name, H5T_NATIVE_LLONG, value);
 }
 
+namespace {
+//! Fault injection for the tests: CASCADE_FAIL_WRITE=N makes the N-th file closed by this
+//! process fail as a full disk would.
+bool injected_write_failure() {
+  static const long fail_at = [] {
+    const char* v = std::getenv("CASCADE_FAIL_WRITE");
+    return v ? std::atol(v) : 0L;
+  }();
+  static std::atomic<long> closed{0};
+  return fail_at > 0 && ++closed == fail_at;
+}
+}  // namespace
+
 void H5Writer::close() {
   const herr_t flushed = H5Fflush(impl_->file, H5F_SCOPE_GLOBAL);
   const herr_t rc = H5Fclose(impl_->file);
   impl_->file = -1;
+  if (injected_write_failure()) {
+    std::remove(tmp_.c_str());
+    throw RunError("cannot write HDF5 file '" + tmp_ + "': simulated write error (CASCADE_FAIL_WRITE)");
+  }
   if (flushed < 0 || rc < 0) {
     std::remove(tmp_.c_str());
     throw RunError("cannot write HDF5 file '" + tmp_ + "' (disk full or write error?)");

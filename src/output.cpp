@@ -128,6 +128,19 @@ bool holds_run(const std::string& dir) {
   return false;
 }
 
+void remove_stale_temporaries(const std::string& dir) {
+  // NAME.tmp-PID, left by a writer that was killed: remove it unless PID is still running.
+  for (const std::string& sub : {std::string(""), std::string("/checkpoints"), std::string("/snapshots")}) {
+    for (const auto& name : list_dir(dir + sub)) {
+      const auto at = name.rfind(".tmp-");
+      if (at == std::string::npos) continue;
+      const std::string pid = name.substr(at + 5);
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (std::stol(pid) != long(::getpid()) && !exists("/proc/" + pid)) std::remove((dir + sub + "/" + name).c_str());
+    }
+  }
+}
+
 void clear_run(const std::string& dir) {
   for (const char* f : {"deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf", "log.txt"})
     std::remove((dir + "/" + f).c_str());

@@ -67,7 +67,10 @@ struct Schedule {
   double every = 0;
   double next = std::numeric_limits<double>::infinity();
   void start(double t) { next = every > 0 ? next_multiple(t, every) : std::numeric_limits<double>::infinity(); }
-  bool due(double t) const { return every > 0 && t == next; }
+  //! Due when the step landed on its time. Two schedules can name the same time with values a
+  //! rounding apart (12 x 0.1 and 60 x 0.02): within a hair of `every` counts as the same
+  //! time, so the steps never take a sliver of 1e-16 to reach the second value.
+  bool due(double t) const { return every > 0 && std::abs(t - next) <= 1e-9 * every; }
 };
 
 std::string parent_dir(const std::string& path) {
@@ -156,6 +159,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   // ---- the output directory: only now, with the inputs accepted, is anything written
   if (!restart && o.overwrite) clear_run(dir);
   make_directories(dir);
+  remove_stale_temporaries(dir);
   console.open_log(dir + "/log.txt");
   write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
   make_directories(dir + "/checkpoints");

@@ -51,6 +51,8 @@ class H5Writer {
   const std::string& path() const { return path_; }
 
  private:
+  template <class Fn>
+  void guarded(const std::string& what, Fn&& fn);  //!< library failures name the file
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string path_;

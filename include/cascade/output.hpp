@@ -47,6 +47,8 @@ class BackgroundWriter {
 
 //! True when `dir` holds cascade output (deck.yaml, diagnostics, snapshots or checkpoints).
 bool holds_run(const std::string& dir);
+//! Remove the temporaries of writes that were killed (NAME.tmp-PID of a process that is gone).
+void remove_stale_temporaries(const std::string& dir);
 //! Remove cascade's own files from `dir` (for --overwrite); other files are left alone.
 void clear_run(const std::string& dir);
 
