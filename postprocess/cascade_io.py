@@ -88,9 +88,13 @@ def read_diagnostics(run_dir, source="h5"):
 
 
 def read_spectra(run_dir):
-    """spectra.h5 -> dict: k (shell centres), t, step, E (time, k), Z (time, k), dk."""
+    """spectra.h5 -> dict: k (shell centres), t, step, E (time, k), Z (time, k), the fluxes
+    Pi and Pi_Z (time, k) through k of energy and enstrophy, and dk."""
     with h5py.File(os.path.join(run_dir, "spectra.h5"), "r") as f:
         out = {name: f[name][...] for name in ("k", "t", "step", "E", "Z")}
+        for name in ("Pi", "Pi_Z"):  # fluxes, in files written since they were added
+            if name in f:
+                out[name] = f[name][...]
         out["dk"] = float(f.attrs["dk"])
     return out
 
