@@ -12,7 +12,7 @@ CMAKE_FLAGS ?=
 # nvcc is often installed outside PATH; let CMake find it there.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all deps configure build run test clean
+.PHONY: all deps configure build run test sanitize fuzz clean
 
 all: build
 
@@ -42,5 +42,29 @@ test: build
 	@./$(BUILD)/cascade info | sed -n '/^backends:/,$$p'
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA: the
+# sanitizers and the CUDA runtime do not mix).
+SAN_BUILD ?= build-sanitize
+sanitize: deps
+	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCASCADE_CUDA=OFF -DCASCADE_SANITIZE=ON
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS)
+
+# libFuzzer on the deck reader and the checkpoint reader, FUZZ_SECONDS each; the corpora and
+# any crashers are kept under tests/fuzz/ (crashers become regression inputs there).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCASCADE_CUDA=OFF -DCASCADE_TESTS=OFF -DCASCADE_FUZZ=ON
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_deck fuzz_checkpoint
+	mkdir -p tests/fuzz/crashes
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_deck tests/fuzz/corpus_deck -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -artifact_prefix=tests/fuzz/crashes/deck- -print_final_stats=1
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_checkpoint tests/fuzz/corpus_checkpoint -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -max_len=65536 -artifact_prefix=tests/fuzz/crashes/checkpoint- -print_final_stats=1
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -33,6 +33,21 @@ bool yaml_special(const std::string& t, double& x) {
   return true;
 }
 
+//! Messages are one line: control characters from the deck (a multi-line scalar, a key
+//! with a tab) are shown escaped, and a very long value is cut.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\r') out += "\\r";
+    else if (ch == '\t') out += "\\t";
+    else if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\x{:02x}", int(static_cast<unsigned char>(ch)));
+    else out += ch;
+    if (out.size() > 400) return out + "...";
+  }
+  return out;
+}
+
 constexpr int kMaxSide = 1 << 20;             // per dimension: beyond any single-node run
 constexpr double kMaxPoints = 65536.0 * 65536.0;  // total points
 
@@ -48,7 +63,7 @@ class Locator {
   }
   [[noreturn]] void fail(const std::string& key, int line, const std::string& expected,
                          const std::string& found) const {
-    throw InputError(fmt::format("{}: expected {}, found {}", where(key, line), expected, found));
+    throw InputError(one_line(fmt::format("{}: expected {}, found {}", where(key, line), expected, found)));
   }
   const std::string& file() const { return file_; }
 
@@ -195,7 +210,7 @@ class Section {
       VortexConfig vc;
       for (auto it = item.begin(); it != item.end(); ++it) {
         const std::string k = it->first.as<std::string>();
-        const YAML::Node& val = it->second;
+        const YAML::Node val = it->second;  // a copy: the iterator hands out a temporary
         const std::string kp = here + "." + k;
         if (!val.IsScalar()) loc.fail(kp, line_of(val), "a single value", describe(val));
         if (k == "profile") {
@@ -433,8 +448,9 @@ double parse_length(const std::string& text) {
   return x;
 }
 
-Config parse_deck(const std::string& text, const std::string& source,
-                  const std::vector<std::string>& overrides) {
+namespace {
+Config parse_deck_unguarded(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& overrides) {
   Locator loc(source);
   Config c;
   c.source = source;
@@ -445,8 +461,8 @@ Config parse_deck(const std::string& text, const std::string& source,
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}: YAML syntax error at column {}: {}", source, e.mark.line + 1,
-                                 e.mark.column + 1, e.msg));
+    throw InputError(one_line(fmt::format("{}:{}: YAML syntax error at column {}: {}", source, e.mark.line + 1,
+                                          e.mark.column + 1, e.msg)));
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
@@ -571,6 +587,19 @@ Config parse_deck(const std::string& text, const std::string& source,
   // ---- validate
   validate(c, loc);
   return c;
+}
+}  // namespace
+
+Config parse_deck(const std::string& text, const std::string& source,
+                  const std::vector<std::string>& overrides) {
+  try {
+    return parse_deck_unguarded(text, source, overrides);
+  } catch (const YAML::Exception& e) {
+    // A structure the reader did not expect (a mapping as a key, an alias loop, ...): still
+    // one line naming the place.
+    throw InputError(one_line(fmt::format("{}:{}: unexpected YAML structure at column {}: {}", source,
+                                          e.mark.line + 1, e.mark.column + 1, e.msg)));
+  }
 }
 
 Config load_deck(const std::string& path, const std::vector<std::string>& overrides) {
