@@ -56,7 +56,7 @@ void BackgroundWriter::loop() {
       std::lock_guard<std::mutex> lock(mutex_);
       busy_ = false;
     }
-    idle_.notify_all();
+    idle_.notify_all();  // wakes drain() and a submit() waiting for room
   }
 }
 
@@ -70,7 +70,10 @@ void BackgroundWriter::rethrow() {
 
 void BackgroundWriter::submit(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    // Back-pressure: a run that produces output faster than the disk takes it waits here,
+    // instead of queueing copies of its fields without bound.
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return tasks_.size() < kMaxQueued || error_; });
     rethrow();
     tasks_.push_back(std::move(task));
   }

@@ -27,7 +27,9 @@ class BackgroundWriter {
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
+  //! Queue a task; waits while kMaxQueued tasks are already waiting (bounded memory).
   void submit(std::function<void()> task);
+  static constexpr std::size_t kMaxQueued = 4;
   //! Wait until every submitted task has finished; rethrow the first failure.
   void drain();
 
