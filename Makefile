@@ -63,7 +63,8 @@ fuzz: deps
 	mkdir -p tests/fuzz/crashes
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_deck tests/fuzz/corpus_deck -max_total_time=$(FUZZ_SECONDS) \
 	  -timeout=10 -artifact_prefix=tests/fuzz/crashes/deck- -print_final_stats=1
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_checkpoint tests/fuzz/corpus_checkpoint -max_total_time=$(FUZZ_SECONDS) \
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
+	  $(FUZZ_BUILD)/fuzz_checkpoint tests/fuzz/corpus_checkpoint -max_total_time=$(FUZZ_SECONDS) \
 	  -timeout=10 -max_len=65536 -artifact_prefix=tests/fuzz/crashes/checkpoint- -print_final_stats=1
 
 clean:

@@ -594,6 +594,8 @@ Config parse_deck(const std::string& text, const std::string& source,
                   const std::vector<std::string>& overrides) {
   try {
     return parse_deck_unguarded(text, source, overrides);
+  } catch (const InputError& e) {
+    throw InputError(one_line(e.what()));  // a value shown in a message may span lines
   } catch (const YAML::Exception& e) {
     // A structure the reader did not expect (a mapping as a key, an alias loop, ...): still
     // one line naming the place.

@@ -35,3 +35,7 @@ cascade_cli_test(run_deck_and_restart 2 "give a deck, or --restart CHECKPOINT" r
 cascade_cli_test(run_bad_stepper 2 "time.stepper: expected one of rk4 or rk3, found 'rk5'" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --set time.stepper=rk5)
 cascade_cli_test(run_negative_nu 2 "--set physics.nu: expected a finite value >= 0, found -1" run "${CMAKE_SOURCE_DIR}/input/taylor_green.yaml" --set physics.nu=-1)
 cascade_cli_test(run_bad_forcing_wavenumber 2 "kolmogorov.yaml: --set forcing.wavenumber: expected an integer in \\[1, 85\\]" run "${CMAKE_SOURCE_DIR}/input/kolmogorov.yaml" --set forcing.wavenumber=200)
+
+# Inputs the fuzzers found (tests/fuzz/regressions): still one line and exit code 2.
+cascade_cli_test(fuzz_multiline_scalar 2 "[\\]n:nx:0 0'$" check "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/deck-multiline-scalar.yaml")
+cascade_cli_test(fuzz_corrupt_checkpoint 2 "checkpoint-hdf5-leak.h5: " run --restart "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/checkpoint-hdf5-leak.h5")
