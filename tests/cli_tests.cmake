@@ -38,4 +38,4 @@ cascade_cli_test(run_bad_forcing_wavenumber 2 "kolmogorov.yaml: --set forcing.wa
 
 # Inputs the fuzzers found (tests/fuzz/regressions): still one line and exit code 2.
 cascade_cli_test(fuzz_multiline_scalar 2 "[\\]n:nx:0 0'$" check "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/deck-multiline-scalar.yaml")
-cascade_cli_test(fuzz_corrupt_checkpoint 2 "checkpoint-hdf5-leak.h5: " run --restart "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/checkpoint-hdf5-leak.h5")
+cascade_cli_test(fuzz_corrupt_checkpoint 2 "checkpoint-hdf5-leak.ckpt: " run --restart "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/checkpoint-hdf5-leak.ckpt")
