@@ -228,11 +228,7 @@ void Solver<Real>::set_forcing(const std::vector<Real>& f) {
   b_.from_host(f, u_);
   b_.forward(u_, *forcing_hat_);
   b_.apply_mask(*forcing_hat_);
-}
-
-template <class Real>
-void Solver<Real>::clear_forcing() {
-  forcing_hat_.reset();
+  forcing_kind_ = ForcingKind::Fixed;  // steady: its injection enters the budget like Kolmogorov's
 }
 
 template <class Real>

@@ -77,7 +77,6 @@ class Solver {
   void set_vorticity(const std::vector<Real>& omega);       //!< physical, ny x nx
   void set_vorticity_hat(const std::vector<Cplx>& omega_hat);  //!< unnormalised DFT
   void set_forcing(const std::vector<Real>& f);             //!< physical vorticity forcing
-  void clear_forcing();
   std::vector<Real> vorticity();      //!< physical, ny x nx
   //! A physical field by name: vorticity, streamfunction, u, v (ny x nx).
   std::vector<Real> field(const std::string& name);
