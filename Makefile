@@ -50,6 +50,7 @@ sanitize: deps
 	  -DCASCADE_CUDA=OFF -DCASCADE_SANITIZE=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp:print_suppressions=0 \
 	  ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS)
 
 # libFuzzer on the deck reader and the checkpoint reader, FUZZ_SECONDS each; the corpora and
