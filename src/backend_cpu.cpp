@@ -129,10 +129,6 @@ class CpuExec {
   void copy_from_host(const T* src, T* dst, std::size_t n) const {
     if (n) std::memcpy(dst, src, n * sizeof(T));
   }
-  template <class T>
-  void copy_device(const T* src, T* dst, std::size_t n) const {
-    if (n && src != dst) std::memcpy(dst, src, n * sizeof(T));
-  }
   void synchronize() const {}
   void device_memory(std::size_t& used, std::size_t& total) const { used = total = 0; }
   std::size_t fft_work_bytes() const { return 0; }

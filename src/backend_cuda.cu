@@ -246,11 +246,6 @@ class CudaExec {
     // The host vector may be freed or changed right after this call returns.
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  template <class U>
-  void copy_device(const U* d_src, U* d_dst, std::size_t n) const {
-    if (!n || d_src == d_dst) return;
-    CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, n * sizeof(U), cudaMemcpyDeviceToDevice, stream_));
-  }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   std::size_t fft_work_bytes() const { return work_bytes_; }
   void device_memory(std::size_t& used, std::size_t& total) const {

@@ -90,11 +90,6 @@ class BackendImpl final : public Backend<Real> {
     check_real(a);
     exec_.for_each(a.size(), AddConstant<Real>{c, a.data()});
   }
-  void copy(const Buffer<Cplx>& src, Buffer<Cplx>& dst) override {
-    check_spectral(src);
-    check_spectral(dst);
-    exec_.copy_device(src.data(), dst.data(), src.size());
-  }
 
   void velocity_hat(const Buffer<Cplx>& w, Buffer<Cplx>& u, Buffer<Cplx>& v) override {
     check_spectral(w, u, v);

@@ -485,7 +485,6 @@ std::function<void()> checkpoint_task(const std::string& path, const Config& con
     f.attribute("interval", meta.budget.interval, "/budget");
     f.attribute("last_dt", meta.budget.last_dt, "/budget");
     f.attribute("open", static_cast<long long>(meta.budget.open), "/budget");
-    f.attribute("steps", static_cast<long long>(meta.budget.steps), "/budget");
     f.attribute("generator", std::string("counter-based: SplitMix64 mix of (seed, step, mode)"), "/rng");
     f.attribute("checksum", state_checksum(hat.data(), hat.size() * sizeof(Complex<Real>), meta));
     f.close();
@@ -527,7 +526,6 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
     c.meta.budget.interval = r.attr_double("interval", "/budget");
     c.meta.budget.last_dt = r.attr_double("last_dt", "/budget");
     c.meta.budget.open = r.attr_int("open", "/budget") != 0;
-    c.meta.budget.steps = static_cast<long>(r.attr_int("steps", "/budget"));
   }
   c.nx = static_cast<int>(r.attr_int("nx"));
   c.ny = static_cast<int>(r.attr_int("ny"));

@@ -386,7 +386,6 @@ void Solver<Real>::begin_step(double h) {
   budget_.open = true;
   budget_.last_dt = h;
   budget_.interval += h;
-  ++budget_.steps;
 }
 
 template <class Real>

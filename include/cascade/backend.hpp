@@ -68,7 +68,6 @@ class Backend {
   virtual void gaussian_poisson_problem(Real sigma, Real x0, Real y0, Buffer<Real>& rhs,
                                         Buffer<Real>* exact) = 0;
   virtual void add_constant(Buffer<Real>& a, Real c) = 0;
-  virtual void copy(const Buffer<Cplx>& src, Buffer<Cplx>& dst) = 0;
 
   // ---- the vorticity equation (kernels/ns_ops.cuh); the state omega_hat is kept dealiased
   //! u_hat, v_hat from omega_hat, scaled by 1/(nx ny) for the inverse transform.

@@ -49,7 +49,6 @@ struct BudgetState {
   double interval = 0;  //!< time covered
   double last_dt = 0;   //!< the last step, whose end-of-step half is still to be added
   bool open = false;    //!< a step's end half is pending
-  long steps = 0;
 };
 
 //! What one adaptive step did.
