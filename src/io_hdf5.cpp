@@ -1,5 +1,6 @@
 //! @file HDF5 writer and reader with checked calls, atomic rename, and provenance attributes.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
@@ -92,6 +94,134 @@ void write_dataset(hid_t file, const std::string& name, hid_t type, const void* 
 }
 }  // namespace
 
+// ---------------------------------------------------------------- the seal
+
+namespace {
+constexpr char kSealMagic[] = "cascade-seal 1 ";
+
+//! An open file descriptor, closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  FileDescriptor(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC)) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+//! pread until n bytes or the end of the file; the count read, -1 on an error.
+long long read_full(int fd, unsigned char* p, std::size_t n, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    done += std::size_t(r);
+  }
+  return static_cast<long long>(done);
+}
+
+//! The checksum of everything after the seal block; `bytes` is set to that length.
+bool body_checksum(int fd, std::uint64_t& sum, std::uint64_t& bytes) {
+  // Whole 8-byte words in every chunk but the last, so the sum is checksum64 of the body.
+  std::vector<unsigned char> buffer(std::size_t(8) << 20);
+  sum = 0xcbf29ce484222325ull;
+  bytes = 0;
+  for (;;) {
+    const long long got = read_full(fd, buffer.data(), buffer.size(), kSealBlockBytes + bytes);
+    if (got < 0) return false;
+    sum = checksum64(buffer.data(), std::size_t(got), sum);
+    bytes += std::uint64_t(got);
+    if (std::size_t(got) < buffer.size()) return true;
+  }
+}
+
+std::string seal_text(std::uint64_t sum, std::uint64_t bytes) {
+  return fmt::format("{}fnv1a64w:{:016x} {}\n", kSealMagic, sum, bytes);
+}
+
+void write_seal(const FileDescriptor& fd, const std::string& path) {
+  if (!fd.ok()) throw RunError("cannot open '" + path + "' to seal it: " + std::strerror(errno));
+  std::uint64_t sum = 0, bytes = 0;
+  if (!body_checksum(fd.get(), sum, bytes))
+    throw RunError("cannot read '" + path + "' back to seal it: " + std::strerror(errno));
+  std::string block = seal_text(sum, bytes);
+  block.resize(kSealBlockBytes, '\0');
+  if (::pwrite(fd.get(), block.data(), block.size(), 0) != static_cast<ssize_t>(block.size()))
+    throw RunError("cannot write the seal of '" + path + "' (disk full or write error?): " + std::strerror(errno));
+}
+
+//! Reads the seal block: false when the file has none.
+bool read_seal(const FileDescriptor& fd, std::uint64_t& sum, std::uint64_t& bytes) {
+  unsigned char block[kSealBlockBytes] = {};
+  const long long got = read_full(fd.get(), block, sizeof(block), 0);
+  const std::size_t magic = sizeof(kSealMagic) - 1;
+  if (got < static_cast<long long>(magic) || std::memcmp(block, kSealMagic, magic) != 0) return false;
+  block[kSealBlockBytes - 1] = 0;
+  char newline = 0;
+  unsigned long long s = 0, b = 0;
+  if (std::sscanf(reinterpret_cast<const char*>(block) + magic, "fnv1a64w:%16llx %llu%c", &s, &b, &newline) != 3 ||
+      newline != '\n')
+    return false;
+  sum = s;
+  bytes = b;
+  return true;
+}
+}  // namespace
+
+void verify_seal(const std::string& path, bool required) {
+  FileDescriptor fd(path, O_RDONLY);
+  if (!fd.ok()) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::uint64_t stored = 0, stored_bytes = 0;
+  if (!read_seal(fd, stored, stored_bytes)) {
+    if (required)
+      throw InputError(path + ": not a cascade checkpoint (no cascade seal at the start of the file)");
+    return;
+  }
+  std::uint64_t sum = 0, bytes = 0;
+  if (!body_checksum(fd.get(), sum, bytes)) throw InputError(path + ": cannot read: " + std::strerror(errno));
+  const std::string hint = "if it was edited on purpose, 'cascade seal " + path + "' re-seals it";
+  if (bytes != stored_bytes)
+    throw InputError(fmt::format("{}: truncated or corrupt: {} bytes follow the seal block, the seal says {} ({})",
+                                 path, bytes, stored_bytes, hint));
+  if (sum != stored) throw InputError(path + ": corrupt: the file does not match its seal (" + hint + ")");
+}
+
+bool is_hdf5_file(const std::string& path) {
+  FileDescriptor fd(path, O_RDONLY);
+  if (!fd.ok()) return false;
+  static const unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[sizeof(kSignature)] = {};
+  const std::size_t magic = sizeof(kSealMagic) - 1;
+  unsigned char seal[sizeof(kSealMagic)] = {};
+  return (read_full(fd.get(), head, sizeof(head), 0) == sizeof(head) &&
+          std::memcmp(head, kSignature, sizeof(head)) == 0) ||
+         (read_full(fd.get(), seal, magic, 0) == static_cast<long long>(magic) &&
+          std::memcmp(seal, kSealMagic, magic) == 0);
+}
+
+void reseal(const std::string& path) {
+  {
+    FileDescriptor probe(path, O_RDONLY);
+    if (!probe.ok()) throw InputError(path + ": cannot open: " + std::strerror(errno));
+    std::uint64_t sum = 0, bytes = 0;
+    if (!read_seal(probe, sum, bytes))
+      throw InputError(path + ": has no cascade seal block to renew (only files cascade wrote can be re-sealed)");
+  }
+  quiet_hdf5();
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path + ": not an HDF5 file after its seal block");
+  FileDescriptor fd(path, O_RDWR);
+  write_seal(fd, path);
+  if (::fsync(fd.get()) != 0) throw RunError("cannot sync '" + path + "' to disk: " + std::strerror(errno));
+}
+
 // ---------------------------------------------------------------- writer
 
 struct H5Writer::Impl {
@@ -101,7 +231,10 @@ struct H5Writer::Impl {
 H5Writer::H5Writer(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
   quiet_hdf5();
   tmp_ = path + ".tmp-" + std::to_string(::getpid());
-  impl_->file = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  // The user block (skipped by every HDF5 reader, h5py included) holds the seal.
+  Handle fcpl(CASCADE_CHECK_HDF5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
+  CASCADE_CHECK_HDF5(H5Pset_userblock(fcpl, kSealBlockBytes));
+  impl_->file = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
   if (impl_->file < 0) throw RunError("cannot create HDF5 file '" + tmp_ + "'");
 }
 
@@ -185,15 +318,14 @@ void H5Writer::close() {
     std::remove(tmp_.c_str());
     throw RunError("cannot write HDF5 file '" + tmp_ + "' (disk full or write error?)");
   }
-  // The data must be on disk before the new name points at it.
-  const int fd = ::open(tmp_.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    const int sync_rc = ::fsync(fd);
-    ::close(fd);
-    if (sync_rc != 0) {
-      std::remove(tmp_.c_str());
-      throw RunError("cannot sync '" + tmp_ + "' to disk: " + std::strerror(errno));
-    }
+  // Seal the file; the data and the seal must be on disk before the new name points at them.
+  try {
+    FileDescriptor fd(tmp_, O_RDWR);
+    write_seal(fd, tmp_);
+    if (::fsync(fd.get()) != 0) throw RunError("cannot sync '" + tmp_ + "' to disk: " + std::strerror(errno));
+  } catch (...) {
+    std::remove(tmp_.c_str());
+    throw;
   }
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
@@ -208,10 +340,13 @@ struct H5Reader::Impl {
   hid_t file = -1;
 };
 
-H5Reader::H5Reader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+H5Reader::H5Reader(const std::string& path, Seal seal) : impl_(std::make_unique<Impl>()), path_(path) {
   quiet_hdf5();
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  // HDF5 parses only files whose bytes are the ones cascade wrote: the library (1.10) reads
+  // freed memory on some corrupt files, so a corrupt sealed file must never reach it.
+  verify_seal(path, seal == Seal::Required);
   if (H5Fis_hdf5(path.c_str()) <= 0) fail("not an HDF5 file (truncated or corrupt?)");
   impl_->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (impl_->file < 0) fail("cannot open as HDF5 (truncated or corrupt?)");

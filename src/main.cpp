@@ -15,11 +15,17 @@
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
 #include "cascade/info.hpp"
+#include "cascade/io.hpp"
+#include "cascade/output.hpp"
 #include "cascade/poisson.hpp"
 #include "cascade/run.hpp"
 #include "cascade/version.hpp"
 
 namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
 
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
@@ -59,9 +65,14 @@ int run(int argc, char** argv) {
   poisson->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
   poisson->add_option("--output", output, "output directory (overrides output.directory)");
 
-  auto* check = app.add_subcommand("check", "validate a deck and print it resolved (defaults filled in)");
-  check->add_option("deck", deck, "YAML deck")->required();
+  auto* check = app.add_subcommand(
+      "check", "validate a deck and print it resolved (defaults filled in), or verify a checkpoint (.h5)");
+  check->add_option("deck", deck, "YAML deck, or a checkpoint to verify (seal, checksum, deck)")->required();
   check->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
+
+  std::vector<std::string> seal_files;
+  auto* seal = app.add_subcommand("seal", "renew the seal of cascade files edited on purpose (e.g. with h5py)");
+  seal->add_option("files", seal_files, "HDF5 files cascade wrote")->required();
 
   app.add_subcommand("info", "build, backends, devices, memory");
 
@@ -89,7 +100,7 @@ int run(int argc, char** argv) {
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known)
-      throw cascade::InputError("unknown command '" + first + "'; the commands are run, poisson, check, info, bench");
+      throw cascade::InputError("unknown command '" + first + "'; the commands are run, poisson, check, seal, info, bench");
   }
   try {
     app.parse(argc, argv);
@@ -106,6 +117,22 @@ int run(int argc, char** argv) {
     return cascade::run_command(run_opts);
   }
   if (poisson->parsed()) return cascade::run_poisson_command(load(deck, sets, output), backend);
+  if (check->parsed() && (ends_with(deck, ".h5") || cascade::is_hdf5_file(deck))) {
+    if (!sets.empty()) throw cascade::InputError("check: --set applies to decks, not to checkpoints");
+    const cascade::CheckpointFile c = cascade::read_checkpoint(deck, {});
+    fmt::print("{}: a good checkpoint (seal and state checksum verified): {} x {} {}, step {}, t = {}, "
+               "dt = {}, stepper {}\n",
+               deck, c.nx, c.ny, c.precision == cascade::Precision::Single ? "single" : "double", c.meta.step,
+               c.meta.time, c.meta.dt, c.meta.stepper);
+    return kExitOk;
+  }
+  if (seal->parsed()) {
+    for (const auto& f : seal_files) {
+      cascade::reseal(f);
+      fmt::print("{}: sealed\n", f);
+    }
+    return kExitOk;
+  }
   if (check->parsed()) {
     const cascade::Config c = load(deck, sets, "");
     std::fputs(("# cascade " + std::string(cascade::kVersion) + ": resolved deck of " + deck + "\n").c_str(), stdout);

@@ -507,7 +507,7 @@ void prune_checkpoints(const std::string& dir, int keep) {
 }
 
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides) {
-  H5Reader r(path);
+  H5Reader r(path, Seal::Required);
   CheckpointFile c;
   c.path = path;
   for (const char* a : {"time", "step", "dt", "checksum", "deck_resolved", "precision", "nx", "ny"})

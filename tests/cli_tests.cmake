@@ -39,3 +39,5 @@ cascade_cli_test(run_bad_forcing_wavenumber 2 "kolmogorov.yaml: --set forcing.wa
 # Inputs the fuzzers found (tests/fuzz/regressions): still one line and exit code 2.
 cascade_cli_test(fuzz_multiline_scalar 2 "[\\]n:nx:0 0'$" check "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/deck-multiline-scalar.yaml")
 cascade_cli_test(fuzz_corrupt_checkpoint 2 "checkpoint-hdf5-leak.ckpt: " run --restart "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/checkpoint-hdf5-leak.ckpt")
+# HDF5 1.10 itself reads freed memory on this file; the seal keeps it from ever parsing it.
+cascade_cli_test(fuzz_hdf5_use_after_free 2 "checkpoint-hdf5-use-after-free.ckpt: not a cascade checkpoint \\(no cascade seal" run --restart "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/checkpoint-hdf5-use-after-free.ckpt")

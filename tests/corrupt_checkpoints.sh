@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Corrupt restart inputs: each gives one line on stderr, exit code 2, and changes nothing on
-# disk: a missing file, a truncated checkpoint, a flipped byte in the state (checksum), a
-# missing dataset, the wrong precision, a state of another grid without the resize keys.
+# disk: a missing file, a truncated checkpoint, a flipped byte (the seal), an edit not
+# re-sealed, a file with no seal; and, past the seal (edited, then re-sealed with
+# `cascade seal`), a missing dataset, the wrong precision, a state of another grid without
+# the resize keys, a state whose checksum does not match.
 #   corrupt_checkpoints.sh CASCADE PYTHON SOURCE_DIR
 set -u
 bin=$1 py=$2 src=$3
@@ -22,6 +24,18 @@ with h5py.File(good, "r") as f:
 flipped = bytearray(data)
 flipped[offset + 100] ^= 0x10
 open(bad + "/flipped.h5", "wb").write(bytes(flipped))
+# The same flip, re-sealed: the seal passes and the state checksum catches it.
+open(bad + "/flipped_resealed.h5", "wb").write(bytes(flipped))
+# An edit not re-sealed.
+shutil.copy(good, bad + "/edited.h5")
+with h5py.File(bad + "/edited.h5", "a") as f:
+    f.attrs["time"] = 0.5
+# An HDF5 file with the right content but no seal block.
+with h5py.File(good, "r") as src, h5py.File(bad + "/unsealed.h5", "w") as dst:
+    for k, v in src.attrs.items():
+        dst.attrs[k] = v
+    for name in ("state", "stepper", "rng", "budget"):
+        src.copy(name, dst)
 shutil.copy(good, bad + "/missing.h5")
 with h5py.File(bad + "/missing.h5", "a") as f:
     del f["state/omega_hat"]
@@ -48,7 +62,15 @@ with h5py.File(good, "r") as f:
     mine = cascade_io.checkpoint_checksum(f["state/omega_hat"][...], f.attrs["time"], f.attrs["dt"], f.attrs["step"])
     assert stored == mine, (stored, mine)
 PY
+"$bin" seal "$work/bad/flipped_resealed.h5" "$work/bad/missing.h5" "$work/bad/precision.h5" "$work/bad/grid.h5" \
+  >/dev/null || { echo "FAIL: cascade seal"; exit 1; }
 status=0
+# The good checkpoint verifies.
+if ! out=$("$bin" check "$good" 2>&1) || ! echo "$out" | grep -q "a good checkpoint"; then
+  echo "FAIL check_good: $out"; status=1
+else
+  echo "ok   check_good: $out"
+fi
 check() {  # name pattern file
   local name=$1 pattern=$2 file=$3
   before=$(ls -lR --time-style=full-iso "$work/run" | md5sum)
@@ -63,8 +85,11 @@ check() {  # name pattern file
   fi
 }
 check missing_file "cannot open: No such file" "$work/bad/nope.h5"
-check truncated "(not an HDF5 file|truncated or corrupt)" "$work/bad/truncated.h5"
-check flipped_byte "checksum mismatch" "$work/bad/flipped.h5"
+check truncated "truncated or corrupt: [0-9]+ bytes follow the seal block, the seal says" "$work/bad/truncated.h5"
+check flipped_byte "corrupt: the file does not match its seal" "$work/bad/flipped.h5"
+check edited "(does not match its seal|the seal says [0-9]+) \(if it was edited on purpose, 'cascade seal" "$work/bad/edited.h5"
+check unsealed "not a cascade checkpoint \(no cascade seal" "$work/bad/unsealed.h5"
+check flipped_resealed "checksum mismatch" "$work/bad/flipped_resealed.h5"
 check missing_dataset "missing dataset /state/omega_hat" "$work/bad/missing.h5"
 check wrong_precision "holds 4-byte values but the checkpoint says precision double" "$work/bad/precision.h5"
 check other_grid "the state is 64 x 64 but the deck asks for 32 x 32; to resize" "$work/bad/grid.h5"

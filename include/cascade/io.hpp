@@ -2,6 +2,7 @@
 //! reader whose failures are one-line InputErrors naming the file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,11 +60,25 @@ class H5Writer {
   std::string tmp_;
 };
 
+//! Every file H5Writer makes starts with a user block of this size (HDF5 and h5py skip it)
+//! holding the seal: "cascade-seal 1 fnv1a64w:SUM BYTES", the checksum64 of the BYTES after
+//! the block. A reader verifies it before HDF5 parses anything.
+constexpr std::size_t kSealBlockBytes = 512;
+enum class Seal { IfPresent, Required };
+
+//! InputError unless the file matches its seal; a file with no seal passes unless `required`.
+void verify_seal(const std::string& path, bool required);
+//! Whether the file starts like an HDF5 file or a sealed cascade file (reads 16 bytes).
+bool is_hdf5_file(const std::string& path);
+//! Renew the seal of a file cascade wrote and someone then edited on purpose (`cascade seal`).
+void reseal(const std::string& path);
+
 //! An HDF5 file opened for reading. Every failure (cannot open, missing object, wrong shape)
 //! throws InputError with one line: "FILE: what".
 class H5Reader {
  public:
-  explicit H5Reader(const std::string& path);
+  //! Verifies the seal first (see kSealBlockBytes): required for checkpoints.
+  explicit H5Reader(const std::string& path, Seal seal = Seal::IfPresent);
   ~H5Reader();
   H5Reader(const H5Reader&) = delete;
   H5Reader& operator=(const H5Reader&) = delete;
