@@ -228,9 +228,58 @@ struct H5Writer::Impl {
   hid_t file = -1;
 };
 
-H5Writer::H5Writer(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+namespace {
+//! Copy a file byte for byte (in the kernel where it can: copy_file_range).
+void copy_file(const std::string& from, const std::string& to) {
+  FileDescriptor in(from, O_RDONLY);
+  if (!in.ok()) throw RunError("cannot open '" + from + "': " + std::strerror(errno));
+  FileDescriptor out(to, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!out.ok()) throw RunError("cannot create '" + to + "': " + std::strerror(errno));
+  struct stat st{};
+  if (::fstat(in.get(), &st) != 0) throw RunError("cannot stat '" + from + "': " + std::strerror(errno));
+  std::uint64_t done = 0;
+  const std::uint64_t size = std::uint64_t(st.st_size);
+  std::vector<unsigned char> buffer;
+  while (done < size) {
+    ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, size - done, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // no kernel copy here (or the end): plain reads and writes
+      if (buffer.empty()) buffer.resize(std::size_t(4) << 20);
+      const long long got = read_full(in.get(), buffer.data(), buffer.size(), done);
+      if (got <= 0) throw RunError("cannot read '" + from + "': " + std::strerror(errno));
+      n = ::pwrite(out.get(), buffer.data(), std::size_t(got), off_t(done));
+      if (n != static_cast<ssize_t>(got))
+        throw RunError("cannot write '" + to + "' (disk full or write error?): " + std::strerror(errno));
+    }
+    done += std::uint64_t(n);
+  }
+}
+}  // namespace
+
+H5Writer::H5Writer(const std::string& path, Mode mode) : impl_(std::make_unique<Impl>()), path_(path) {
   quiet_hdf5();
   tmp_ = path + ".tmp-" + std::to_string(::getpid());
+  struct stat st{};
+  if (mode == Mode::Append && ::stat(path.c_str(), &st) == 0) {
+    // A copy of the file grows; the file itself stays as it was until the rename.
+    try {
+      verify_seal(path, false);
+    } catch (const InputError& e) {
+      throw RunError(std::string("cannot append to a corrupt file: ") + e.what());
+    }
+    try {
+      copy_file(path, tmp_);
+    } catch (...) {
+      std::remove(tmp_.c_str());
+      throw;
+    }
+    impl_->file = H5Fopen(tmp_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (impl_->file < 0) {
+      std::remove(tmp_.c_str());
+      throw RunError("cannot open '" + tmp_ + "' to append to it");
+    }
+    return;
+  }
   // The user block (skipped by every HDF5 reader, h5py included) holds the seal.
   Handle fcpl(CASCADE_CHECK_HDF5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
   CASCADE_CHECK_HDF5(H5Pset_userblock(fcpl, kSealBlockBytes));
@@ -269,6 +318,51 @@ void H5Writer::write_series(const std::string& name, const std::vector<double>& 
                                               : std::vector<std::uint64_t>{std::uint64_t(data.size())};
   guarded(name, [&] { write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), shape, true, units, description); });
 }
+namespace {
+//! Add rows to an extendable dataset (rank 1, or rank 2 with `cols` columns), or create it.
+void append_rows(hid_t file, const std::string& name, hid_t type, const void* data, std::uint64_t rows,
+                 std::uint64_t cols, const std::string& units, const std::string& description) {
+  const bool matrix = cols > 1;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
+    const std::vector<std::uint64_t> shape = matrix ? std::vector<std::uint64_t>{rows, cols}
+                                                    : std::vector<std::uint64_t>{rows};
+    write_dataset(file, name, type, data, shape, true, units, description);
+    return;
+  }
+  Handle set(CASCADE_CHECK_HDF5(H5Dopen2(file, name.c_str(), H5P_DEFAULT)), H5Dclose);
+  hsize_t dims[2] = {0, 0};
+  {
+    Handle space(CASCADE_CHECK_HDF5(H5Dget_space(set)), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space);
+    if (rank != (matrix ? 2 : 1)) throw RunError("cannot append to " + name + ": it has rank " + std::to_string(rank));
+    H5Sget_simple_extent_dims(space, dims, nullptr);
+    if (matrix && dims[1] != cols)
+      throw RunError("cannot append to " + name + ": it has " + std::to_string(dims[1]) + " columns, not " +
+                     std::to_string(cols));
+  }
+  if (rows == 0) return;
+  const hsize_t start[2] = {dims[0], 0}, count[2] = {rows, matrix ? cols : 1};
+  const hsize_t grown[2] = {dims[0] + rows, dims[1]};
+  CASCADE_CHECK_HDF5(H5Dset_extent(set, grown));
+  Handle file_space(CASCADE_CHECK_HDF5(H5Dget_space(set)), H5Sclose);
+  CASCADE_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr));
+  Handle memory_space(CASCADE_CHECK_HDF5(H5Screate_simple(matrix ? 2 : 1, count, nullptr)), H5Sclose);
+  CASCADE_CHECK_HDF5(H5Dwrite(set, type, memory_space, file_space, H5P_DEFAULT, data));
+}
+}  // namespace
+
+void H5Writer::append_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
+                             const std::string& units, const std::string& description) {
+  const std::uint64_t rows = cols ? data.size() / cols : 0;
+  guarded(name, [&] { append_rows(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), rows, cols, units, description); });
+}
+void H5Writer::append_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
+                             const std::string& description) {
+  guarded(name, [&] {
+    append_rows(impl_->file, name, H5T_NATIVE_LLONG, data.data(), data.size(), 1, units, description);
+  });
+}
+
 void H5Writer::write_series(const std::string& name, const std::vector<long long>& data,
                             const std::string& units, const std::string& description) {
   guarded(name, [&] {

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "cascade/error.hpp"
@@ -214,11 +215,11 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
       }
       if (r.d.t > t_keep) break;
       r.text = line;
-      rows_.push_back(r);
+      pending_.push_back(r);
     }
   }
   std::string text = std::string(kDiagnosticsColumns) + "\n";
-  for (const auto& r : rows_) text += r.text + "\n";
+  for (const auto& r : pending_) text += r.text + "\n";
   write_text_atomically(csv_path_, text);
   csv_ = std::fopen(csv_path_.c_str(), "a");
   if (!csv_) throw RunError("cannot append to '" + csv_path_ + "': " + std::strerror(errno));
@@ -232,13 +233,13 @@ void DiagnosticsLog::append(const Diagnostics& d, double wall) {
   DiagnosticsRow r{d, wall, diagnostics_csv_line(d, wall)};
   if (std::fputs((r.text + "\n").c_str(), csv_) < 0 || std::fflush(csv_) != 0)
     throw RunError("cannot write to '" + csv_path_ + "': " + std::strerror(errno));
-  rows_.push_back(std::move(r));
+  pending_.push_back(std::move(r));
 }
 
-std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::string& backend) const {
+std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::string& backend) {
   std::vector<long long> step, limit;
   std::vector<double> t, dt, e, z, p, umax, inj, diss, wall, dnu, dmu, dal, injz, dissz, wps;
-  for (const auto& r : rows_) {
+  for (const auto& r : pending_) {
     step.push_back(r.d.step);
     t.push_back(r.d.t);
     dt.push_back(r.d.dt);
@@ -257,28 +258,32 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
     dissz.push_back(r.d.dissipation_z);
     wps.push_back(r.d.wall_per_step);
   }
+  pending_.clear();
+  pending_.shrink_to_fit();
+  const H5Writer::Mode mode = fresh_ ? H5Writer::Mode::Create : H5Writer::Mode::Append;
+  fresh_ = false;
   return [=, path = h5_path_] {
-    H5Writer f(path);
+    H5Writer f(path, mode);
     write_provenance(f, config, backend);
-    f.write_series("/step", step, "1", "time step number");
-    f.write_series("/t", t, 1, "time", "simulation time");
-    f.write_series("/dt", dt, 1, "time", "the step that ended at t (0 at the start)");
-    f.write_series("/E", e, 1, "length^2/time^2", "energy 1/2 <|u|^2>");
-    f.write_series("/Z", z, 1, "1/time^2", "enstrophy 1/2 <omega^2>");
-    f.write_series("/P", p, 1, "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>");
-    f.write_series("/max_u", umax, 1, "length/time", "max |u|");
-    f.write_series("/cfl_limit", limit, "1", "what bound dt: 0 none, 1 cfl, 2 dt_max, 3 growth, 4 output");
-    f.write_series("/injection", inj, 1, "length^2/time^3",
-                   "dE/dt from the forcing (mean over the interval since the previous row)");
-    f.write_series("/dissipation", diss, 1, "length^2/time^3",
-                   "-dE/dt from D(k) (mean over the interval since the previous row)");
-    f.write_series("/wall_seconds", wall, 1, "s", "wall time since the run (or restart) began");
-    f.write_series("/dissipation_nu", dnu, 1, "length^2/time^3", "-dE/dt by viscosity nu k^2p");
-    f.write_series("/dissipation_mu", dmu, 1, "length^2/time^3", "-dE/dt by friction mu");
-    f.write_series("/dissipation_alpha", dal, 1, "length^2/time^3", "-dE/dt by hypoviscosity alpha k^-2q");
-    f.write_series("/injection_Z", injz, 1, "1/time^3", "dZ/dt from the forcing");
-    f.write_series("/dissipation_Z", dissz, 1, "1/time^3", "-dZ/dt from D(k)");
-    f.write_series("/wall_per_step", wps, 1, "s", "wall seconds per step over the interval");
+    f.append_series("/step", step, "1", "time step number");
+    f.append_series("/t", t, 1, "time", "simulation time");
+    f.append_series("/dt", dt, 1, "time", "the step that ended at t (0 at the start)");
+    f.append_series("/E", e, 1, "length^2/time^2", "energy 1/2 <|u|^2>");
+    f.append_series("/Z", z, 1, "1/time^2", "enstrophy 1/2 <omega^2>");
+    f.append_series("/P", p, 1, "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>");
+    f.append_series("/max_u", umax, 1, "length/time", "max |u|");
+    f.append_series("/cfl_limit", limit, "1", "what bound dt: 0 none, 1 cfl, 2 dt_max, 3 growth, 4 output");
+    f.append_series("/injection", inj, 1, "length^2/time^3",
+                    "dE/dt from the forcing (mean over the interval since the previous row)");
+    f.append_series("/dissipation", diss, 1, "length^2/time^3",
+                    "-dE/dt from D(k) (mean over the interval since the previous row)");
+    f.append_series("/wall_seconds", wall, 1, "s", "wall time since the run (or restart) began");
+    f.append_series("/dissipation_nu", dnu, 1, "length^2/time^3", "-dE/dt by viscosity nu k^2p");
+    f.append_series("/dissipation_mu", dmu, 1, "length^2/time^3", "-dE/dt by friction mu");
+    f.append_series("/dissipation_alpha", dal, 1, "length^2/time^3", "-dE/dt by hypoviscosity alpha k^-2q");
+    f.append_series("/injection_Z", injz, 1, "1/time^3", "dZ/dt from the forcing");
+    f.append_series("/dissipation_Z", dissz, 1, "1/time^3", "-dZ/dt from D(k)");
+    f.append_series("/wall_per_step", wps, 1, "s", "wall seconds per step over the interval");
     f.close();
   };
 }
@@ -324,66 +329,137 @@ void SpectraLog::append(double t, long step, const std::vector<double>& e, const
   flux_z_.insert(flux_z_.end(), pz.begin(), pz.end());
 }
 
-std::function<void()> SpectraLog::h5_task(const Config& config, const std::string& backend, double dk) const {
-  return [=, path = path_, k = k_, t = t_, step = step_, e = energy_, z = enstrophy_, pe = flux_, pz = flux_z_] {
-    H5Writer f(path);
+std::function<void()> SpectraLog::h5_task(const Config& config, const std::string& backend, double dk) {
+  const H5Writer::Mode mode = fresh_ ? H5Writer::Mode::Create : H5Writer::Mode::Append;
+  const bool with_k = fresh_;
+  fresh_ = false;
+  auto task = [=, path = path_, k = k_, t = std::move(t_), step = std::move(step_), e = std::move(energy_),
+               z = std::move(enstrophy_), pe = std::move(flux_), pz = std::move(flux_z_)] {
+    H5Writer f(path, mode);
     write_provenance(f, config, backend);
     f.attribute("dk", dk);
-    f.write_series("/k", k, 1, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
-    f.write_series("/t", t, 1, "time", "simulation time of each spectrum");
-    f.write_series("/step", step, "1", "time step number of each spectrum");
-    f.write_series("/E", e, k.size(), "length^3/time^2",
-                   "shell energy spectrum E(k) (time, k): sum over a shell / dk, so that sum E dk = E");
-    f.write_series("/Z", z, k.size(), "length/time^2",
-                   "shell enstrophy spectrum Z(k) (time, k): sum over a shell / dk, so that sum Z dk = Z");
-    f.write_series("/Pi", pe, k.size(), "length^2/time^3",
-                   "energy flux through k by the nonlinear term (time, k): minus its transfer summed over shells <= k");
-    f.write_series("/Pi_Z", pz, k.size(), "1/time^3",
-                   "enstrophy flux through k by the nonlinear term (time, k)");
+    if (with_k) f.write_series("/k", k, 1, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
+    f.append_series("/t", t, 1, "time", "simulation time of each spectrum");
+    f.append_series("/step", step, "1", "time step number of each spectrum");
+    f.append_series("/E", e, k.size(), "length^3/time^2",
+                    "shell energy spectrum E(k) (time, k): sum over a shell / dk, so that sum E dk = E");
+    f.append_series("/Z", z, k.size(), "length/time^2",
+                    "shell enstrophy spectrum Z(k) (time, k): sum over a shell / dk, so that sum Z dk = Z");
+    f.append_series("/Pi", pe, k.size(), "length^2/time^3",
+                    "energy flux through k by the nonlinear term (time, k): minus its transfer summed over shells <= k");
+    f.append_series("/Pi_Z", pz, k.size(), "1/time^3",
+                    "enstrophy flux through k by the nonlinear term (time, k)");
     f.close();
   };
+  // The moved-from rows are empty: the log holds only what the next task will add.
+  t_.clear();
+  step_.clear();
+  energy_.clear();
+  enstrophy_.clear();
+  flux_.clear();
+  flux_z_.clear();
+  return task;
 }
 
 // ---------------------------------------------------------------- snapshots
 
 std::string snapshot_name(long index) { return fmt::format("snap_{:06d}.h5", index); }
 
-std::string xdmf_index(const std::vector<SnapshotEntry>& entries) {
+namespace {
+const char kXdmfHead[] =
+    "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+    "  <Grid Name=\"cascade\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+const char kXdmfTail[] = "  </Grid>\n </Domain>\n</Xdmf>\n";
+const char kXdmfEntryStart[] = "   <Grid Name=\"snap_";
+const char kXdmfEntryEnd[] = "   </Grid>\n";
+
+std::string xdmf_entry(const SnapshotEntry& e) {
   std::string x;
-  x += "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
-  x += "  <Grid Name=\"cascade\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-  for (const auto& e : entries) {
-    const std::string file = "snapshots/" + snapshot_name(e.index);
-    x += fmt::format("   <Grid Name=\"snap_{:06d}\" GridType=\"Uniform\">\n", e.index);
-    x += fmt::format("    <Time Value=\"{}\"/>\n", e.time);
-    x += fmt::format("    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"{} {}\"/>\n", e.ny, e.nx);
-    x += "    <Geometry GeometryType=\"ORIGIN_DXDY\">\n";
-    x += "     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">0 0</DataItem>\n";
-    x += fmt::format("     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">{} {}</DataItem>\n", e.dy,
-                     e.dx);
-    x += "    </Geometry>\n";
-    for (const auto& name : e.fields) {
-      x += fmt::format("    <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
-      x += fmt::format(
-          "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{} {}\">{}:/{}</DataItem>\n",
-          e.precision_bytes, e.ny, e.nx, file, name);
-      x += "    </Attribute>\n";
-    }
-    x += "   </Grid>\n";
+  const std::string file = "snapshots/" + snapshot_name(e.index);
+  x += fmt::format("{}{:06d}\" GridType=\"Uniform\">\n", kXdmfEntryStart, e.index);
+  x += fmt::format("    <Time Value=\"{}\"/>\n", e.time);
+  x += fmt::format("    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"{} {}\"/>\n", e.ny, e.nx);
+  x += "    <Geometry GeometryType=\"ORIGIN_DXDY\">\n";
+  x += "     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">0 0</DataItem>\n";
+  x += fmt::format("     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">{} {}</DataItem>\n", e.dy,
+                   e.dx);
+  x += "    </Geometry>\n";
+  for (const auto& name : e.fields) {
+    x += fmt::format("    <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
+    x += fmt::format(
+        "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{} {}\">{}:/{}</DataItem>\n",
+        e.precision_bytes, e.ny, e.nx, file, name);
+    x += "    </Attribute>\n";
   }
-  x += "  </Grid>\n </Domain>\n</Xdmf>\n";
+  x += kXdmfEntryEnd;
   return x;
 }
 
-SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index)
-    : dir_(dir), grid_(grid), next_(next_index) {
-  make_directories(dir + "/snapshots");
-  // A restart lists the snapshots written before the checkpoint.
-  for (const auto& name : list_dir(dir + "/snapshots")) {
+//! The entries of an index this program wrote whose snapshot number is below `limit`, as
+//! text; false if the file is missing or not one of ours.
+bool kept_xdmf_entries(const std::string& path, long limit, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string head = kXdmfHead, tail = kXdmfTail;
+  if (text.compare(0, head.size(), head) != 0 || text.size() < head.size() + tail.size() ||
+      text.compare(text.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  std::size_t at = head.size();
+  const std::size_t end = text.size() - tail.size();
+  out.clear();
+  while (at < end) {
+    if (text.compare(at, sizeof(kXdmfEntryStart) - 1, kXdmfEntryStart) != 0) return false;
+    const std::size_t close = text.find(kXdmfEntryEnd, at);
+    if (close == std::string::npos || close + sizeof(kXdmfEntryEnd) - 1 > end) return false;
+    const std::size_t stop = close + sizeof(kXdmfEntryEnd) - 1;
+    const std::string digits = text.substr(at + sizeof(kXdmfEntryStart) - 1, 6);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() != 6) return false;
+    if (std::stol(digits) < limit) out += text.substr(at, stop - at);
+    at = stop;
+  }
+  return true;
+}
+
+//! Add one entry at the end of an index this program wrote, in place: O(1) a snapshot, where
+//! rewriting it would be O(snapshots). A crash half-way can leave it cut short; the index is
+//! rebuilt from the snapshot files when a run restarts. False if the file does not end as
+//! ours does (then the caller rewrites it whole).
+bool append_xdmf_entry(const std::string& path, const std::string& entry) {
+  std::FILE* f = std::fopen(path.c_str(), "r+b");
+  if (!f) return false;
+  const std::string tail = kXdmfTail;
+  std::string found(tail.size(), '\0');
+  bool ok = std::fseek(f, -long(tail.size()), SEEK_END) == 0 && std::fread(&found[0], 1, found.size(), f) == found.size() &&
+            found == tail && std::fseek(f, -long(tail.size()), SEEK_END) == 0;
+  if (ok) {
+    const std::string more = entry + tail;
+    ok = std::fwrite(more.data(), 1, more.size(), f) == more.size() && std::fflush(f) == 0;
+    if (!ok) {
+      const std::string why = std::strerror(errno);
+      std::fclose(f);
+      throw RunError("cannot write '" + path + "' (disk full or write error?): " + why);
+    }
+  }
+  std::fclose(f);
+  return ok;
+}
+}  // namespace
+
+std::string xdmf_index(const std::vector<SnapshotEntry>& entries) {
+  std::string x = kXdmfHead;
+  for (const auto& e : entries) x += xdmf_entry(e);
+  return x + kXdmfTail;
+}
+
+//! The entries of the snapshot files below `limit` in dir/snapshots, read from the files.
+std::string SnapshotSeries::listed_entries(long limit) const {
+  std::string out;
+  for (const auto& name : list_dir(dir_ + "/snapshots")) {
     const long index = numbered(name, "snap_");
-    if (index < 0 || index >= next_index) continue;
-    H5Reader r(dir + "/snapshots/" + name);
-    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid.nx, grid.ny, grid.dx(), grid.dy()};
+    if (index < 0 || index >= limit) continue;
+    H5Reader r(dir_ + "/snapshots/" + name);
+    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid_.nx, grid_.ny, grid_.dx(), grid_.dy()};
     for (const char* f : {"vorticity", "streamfunction", "u", "v"})
       if (r.has(std::string("/") + f)) {
         e.fields.push_back(f);
@@ -398,8 +474,18 @@ SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long ne
       e.dx = r.attr_double("lx") / e.nx;
       e.dy = r.attr_double("ly") / e.ny;
     }
-    entries_.push_back(e);
+    out += xdmf_entry(e);
   }
+  return out;
+}
+
+SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index)
+    : dir_(dir), grid_(grid), next_(next_index) {
+  make_directories(dir + "/snapshots");
+  // A restart keeps the entries of the snapshots written before the checkpoint: from the
+  // index when it is whole (no file is opened), else from the files themselves.
+  if (next_index > 0 && !kept_xdmf_entries(dir + "/snapshots.xmf", next_index, kept_))
+    kept_ = listed_entries(next_index);
 }
 
 template <class Real>
@@ -407,13 +493,17 @@ std::function<void()> SnapshotSeries::task(const Config& config, const std::stri
                                            double dt, std::vector<std::pair<std::string, std::vector<Real>>> fields) {
   SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy()};
   for (const auto& f : fields) e.fields.push_back(f.first);
-  entries_.push_back(e);
   ++next_;
   const std::string path = dir_ + "/snapshots/" + snapshot_name(e.index);
-  const std::string xmf = xdmf_index(entries_);
+  const std::string entry = xdmf_entry(e);
+  // The first snapshot of a run (or restart) writes the index whole; later ones add to it.
+  const std::string whole = fresh_ ? kXdmfHead + kept_ + entry + kXdmfTail : std::string();
+  fresh_ = false;
+  kept_.clear();
   const std::string xmf_path = dir_ + "/snapshots.xmf";
   const Grid g = grid_;
-  return [=, fields = std::move(fields)] {
+  const long count = next_;
+  return [=, dir = dir_, fields = std::move(fields)] {
     H5Writer f(path);
     write_provenance(f, config, backend);
     f.attribute("time", t);
@@ -430,7 +520,13 @@ std::function<void()> SnapshotSeries::task(const Config& config, const std::stri
                        : (name == "u" ? "velocity u = dpsi/dy" : "velocity v = -dpsi/dx"));
     }
     f.close();
-    write_text_atomically(xmf_path, xmf);
+    if (!whole.empty()) {
+      write_text_atomically(xmf_path, whole);
+    } else if (!append_xdmf_entry(xmf_path, entry)) {
+      // Not as this run left it (edited, or cut short): rebuild it from the files.
+      SnapshotSeries again(dir, g, 0);
+      write_text_atomically(xmf_path, kXdmfHead + again.listed_entries(count) + kXdmfTail);
+    }
   };
 }
 

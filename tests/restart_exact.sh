@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Restart is exact: 0 -> T in one run, and 0 -> T/2, checkpoint, restart -> T, give the same
-# final /state/omega_hat bit for bit and the same diagnostics rows (all but wall time).
+# Restart is exact: 0 -> T in one run, and 0 -> 3T/4 with a checkpoint at T/2, then a restart
+# from T/2 -> T, give the same final /state/omega_hat bit for bit, the same diagnostics rows
+# (all but wall time), spectra and snapshot index: the restart drops what the first run wrote
+# after its checkpoint.
 #   restart_exact.sh CASCADE PYTHON SOURCE_DIR BACKEND [STEPPER [DECK]]
 # With the ring-forced deck this also checks that the restart continues the same random
 # forcing sequence (keyed by seed and step).
@@ -20,9 +22,12 @@ if ! "$bin" run "$deck" "${common[@]}" --output "$work/full" --set time.t_end=1 
   fi
   cat "$work/full.log"; exit 1
 fi
-"$bin" run "$deck" "${common[@]}" --output "$work/split" --set time.t_end=0.5 >"$work/half.log" 2>&1 \
-  || { cat "$work/half.log"; exit 1; }
-ckpt=$(ls "$work"/split/checkpoints/ckpt_*.h5 | tail -1)
+"$bin" run "$deck" "${common[@]}" --output "$work/split" --set time.t_end=0.75 --set output.checkpoint_every=0.5 \
+  >"$work/half.log" 2>&1 || { cat "$work/half.log"; exit 1; }
+ckpt=$(ls "$work"/split/checkpoints/ckpt_*.h5 | head -1)  # t = 1/2 (the other is the end, 3/4)
+# With rk3, the index is also cut short (a crash while adding to it): the restart rebuilds it
+# from the snapshot files.
+[ "$stepper" = rk3 ] && truncate -s -20 "$work/split/snapshots.xmf"
 "$bin" run --restart "$ckpt" --set time.t_end=1 --backend "$backend" >"$work/rest.log" 2>&1 \
   || { cat "$work/rest.log"; exit 1; }
 PYTHONPATH="$src/postprocess" "$py" - "$work/full" "$work/split" <<'PY'
@@ -51,5 +56,7 @@ sa, sb = io.read_spectra(full), io.read_spectra(split)
 assert np.array_equal(sa["t"], sb["t"]) and np.allclose(sa["E"], sb["E"], rtol=1e-12, atol=0)
 na, nb = io.list_snapshots(full), io.list_snapshots(split)
 assert [os.path.basename(p) for p in na] == [os.path.basename(p) for p in nb] and len(na) == 5, (na, nb)
+xa, xb = (open(os.path.join(d, "snapshots.xmf")).read() for d in (full, split))
+assert xa == xb and xa.count('GridType="Uniform"') == 5, "snapshot indexes differ"
 print("restart exact: %d steps, final states equal bit for bit, %d diagnostics rows equal" % (a["step"], len(rows(full)) - 1))
 PY

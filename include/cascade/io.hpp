@@ -17,7 +17,11 @@ struct Config;
 //! unclosed writer removes the temporary.
 class H5Writer {
  public:
-  explicit H5Writer(const std::string& path);
+  //! Create: a new file. Append: a copy of the file at `path` (when there is one, its seal
+  //! verified) that append_series grows; renamed over it by close(), so that a crash leaves
+  //! the old file whole.
+  enum class Mode { Create, Append };
+  explicit H5Writer(const std::string& path, Mode mode = Mode::Create);
   ~H5Writer();
   H5Writer(const H5Writer&) = delete;
   H5Writer& operator=(const H5Writer&) = delete;
@@ -38,6 +42,11 @@ class H5Writer {
                     const std::string& units, const std::string& description);
   void write_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
                     const std::string& description);
+  //! Rows added to a series written by write_series or append_series (created if absent).
+  void append_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
+                     const std::string& units, const std::string& description);
+  void append_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
+                     const std::string& description);
   void group(const std::string& name);
   //! Attributes on the root ("/") or on any group or dataset already written.
   void attribute(const std::string& name, const std::string& value, const std::string& object = "/");

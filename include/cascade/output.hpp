@@ -77,31 +77,33 @@ class DiagnosticsLog {
   DiagnosticsLog& operator=(const DiagnosticsLog&) = delete;
 
   void append(const Diagnostics& d, double wall);
-  const std::vector<DiagnosticsRow>& rows() const { return rows_; }
-  //! A task that writes diagnostics.h5 from a copy of the rows.
-  std::function<void()> h5_task(const Config& config, const std::string& backend) const;
+  //! A task that adds the rows since the last task to diagnostics.h5 (the first task of a run
+  //! writes it anew, with the rows a restart kept); the log then forgets them, so that its
+  //! memory does not grow with the run.
+  std::function<void()> h5_task(const Config& config, const std::string& backend);
 
  private:
   std::string csv_path_, h5_path_;
   std::FILE* csv_ = nullptr;
-  std::vector<DiagnosticsRow> rows_;
+  std::vector<DiagnosticsRow> pending_;  //!< rows not yet in diagnostics.h5
+  bool fresh_ = true;                    //!< the next task writes the file anew
 };
 
 // ---------------------------------------------------------------- spectra
 
-//! Shell spectra over time, written whole to spectra.h5 by h5_task.
+//! Shell spectra over time, added to spectra.h5 by h5_task (as DiagnosticsLog does).
 class SpectraLog {
  public:
   SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k);
   void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy,
               const std::vector<double>& flux, const std::vector<double>& flux_z);
-  std::size_t size() const { return t_.size(); }
-  std::function<void()> h5_task(const Config& config, const std::string& backend, double dk) const;
+  std::function<void()> h5_task(const Config& config, const std::string& backend, double dk);
 
  private:
   std::string path_;
-  std::vector<double> k_, t_, energy_, enstrophy_, flux_, flux_z_;
+  std::vector<double> k_, t_, energy_, enstrophy_, flux_, flux_z_;  //!< rows not yet in the file
   std::vector<long long> step_;
+  bool fresh_ = true;
 };
 
 // ---------------------------------------------------------------- snapshots
@@ -131,8 +133,10 @@ class SnapshotSeries {
  private:
   std::string dir_;
   Grid grid_;
+  std::string listed_entries(long limit) const;
   long next_;
-  std::vector<SnapshotEntry> entries_;  //!< every snapshot in the index
+  std::string kept_;   //!< a restart: the index entries of the snapshots before it
+  bool fresh_ = true;  //!< the next snapshot writes the index whole
 };
 
 std::string snapshot_name(long index);
