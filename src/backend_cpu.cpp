@@ -1,12 +1,22 @@
 //! @file CPU backend: FFTW (threaded) transforms and OpenMP loops over the kernels/ functors.
+#include <fcntl.h>
 #include <fftw3.h>
+#include <fmt/format.h>
 #include <omp.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
-
+#include <thread>
 #include <vector>
 
 #include "backend_impl.hpp"
@@ -46,6 +56,9 @@ struct Fftw<double> {
   static void exec_r2c(plan p, double* in, complex* out) { fftw_execute_dft_r2c(p, in, out); }
   static void exec_c2r(plan p, complex* in, double* out) { fftw_execute_dft_c2r(p, in, out); }
   static void destroy(plan p) { fftw_destroy_plan(p); }
+  static bool import_wisdom(const std::string& text) { return fftw_import_wisdom_from_string(text.c_str()) != 0; }
+  static char* export_wisdom() { return fftw_export_wisdom_to_string(); }
+  static void forget_wisdom() { fftw_forget_wisdom(); }
 };
 
 template <>
@@ -70,7 +83,196 @@ struct Fftw<float> {
   static void exec_r2c(plan p, float* in, complex* out) { fftwf_execute_dft_r2c(p, in, out); }
   static void exec_c2r(plan p, complex* in, float* out) { fftwf_execute_dft_c2r(p, in, out); }
   static void destroy(plan p) { fftwf_destroy_plan(p); }
+  static bool import_wisdom(const std::string& text) { return fftwf_import_wisdom_from_string(text.c_str()) != 0; }
+  static char* export_wisdom() { return fftwf_export_wisdom_to_string(); }
+  static void forget_wisdom() { fftwf_forget_wisdom(); }
 };
+
+// ---------------------------------------------------------------- planning and wisdom
+//
+// FFTW_MEASURE times candidate plans on this machine: at 1024^2 and up they run 20-50% faster
+// than FFTW_ESTIMATE's, but the choice depends on the timings, so two runs (a run and its
+// restart) could pick different plans and differ in the last bits. Wisdom fixes the choice:
+// a measured plan is recorded in a file and every later run on the machine reuses it (and
+// skips the measuring). The file holds one precision (fftw_ and fftwf_ wisdom do not mix);
+// thread counts share it, since FFTW's wisdom keys include the planner's thread count.
+
+//! run.fft_planning: auto measures from this many points (512^2) on: there a step costs tens
+//! of milliseconds and the planning (under a second at 1024^2, paid once per machine with the
+//! wisdom) is repaid within a few hundred steps. Smaller grids keep ESTIMATE's instant, fixed
+//! plans: the test suite's many small runs and the quick-start run read and write no file.
+constexpr std::size_t kMeasureFromPoints = std::size_t(512) * 512;
+
+//! The directory of the running executable ("" where /proc/self/exe cannot be read).
+std::string executable_directory() {
+  std::string buf(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", &buf[0], buf.size());
+  if (n <= 0 || std::size_t(n) >= buf.size()) return "";
+  buf.resize(std::size_t(n));
+  const auto slash = buf.rfind('/');
+  return slash == std::string::npos ? "" : buf.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+//! Read a whole (small) file; false with `why` if it is missing (`missing` set) or unreadable.
+bool read_small_file(const std::string& path, std::string& text, std::string& why, bool& missing) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  missing = !in && errno == ENOENT;
+  if (!in) {
+    why = errno ? std::strerror(errno) : "cannot open";
+    return false;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  text = s.str();
+  if (text.size() > (std::size_t(16) << 20)) {  // wisdom is a few kB; this is something else
+    why = "larger than 16 MiB";
+    return false;
+  }
+  return true;
+}
+
+//! Write text to path through a temporary file beside it, flushed to disk and renamed over
+//! it, so that a reader (another run) sees the old file or the new one, never a torn one.
+//! Returns "" on success, else why not (the temporary file is removed).
+std::string write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(long(::getpid()));
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return std::string("cannot write ") + tmp + ": " + std::strerror(errno);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fflush(f) == 0 && ok;
+  ok = ::fsync(::fileno(f)) == 0 && ok;
+  ok = std::fclose(f) == 0 && ok;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return "";
+  const std::string why = std::strerror(errno);
+  std::remove(tmp.c_str());
+  return "cannot write " + path + ": " + why;
+}
+
+//! An advisory lock on `fftw-wisdom.lock` in the wisdom's directory, held while measuring:
+//! runs started together on one machine then measure one after another, so that they do not
+//! time their candidates against each other, and the later ones find the first one's wisdom
+//! and use the same plans. Best effort: where the lock file cannot be made or locked
+//! (read-only directory, a file system without flock), or another run holds it for more than
+//! ten minutes, planning goes on without it.
+class WisdomLock {
+ public:
+  explicit WisdomLock(const std::string& wisdom_path) {
+    if (wisdom_path.empty()) return;
+    fd_ = ::open((directory_of(wisdom_path) + "/fftw-wisdom.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if ((errno != EWOULDBLOCK && errno != EINTR) || waited_ > 600) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~WisdomLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  WisdomLock(const WisdomLock&) = delete;
+  WisdomLock& operator=(const WisdomLock&) = delete;
+  //! Seconds spent waiting for another run's planning (0 if none).
+  double waited() const { return waited_; }
+
+ private:
+  int fd_ = -1;
+  double waited_ = 0;
+};
+
+template <class Real>
+std::string wisdom_string() {
+  char* s = Fftw<Real>::export_wisdom();
+  std::string text = s ? s : "";
+  std::free(s);  // FFTW allocates it with malloc
+  return text;
+}
+
+//! The wisdom this process has planned with, per precision: reimported before each measured
+//! planning, ahead of the file's (FFTW keeps the first entry it has for a problem), so that a
+//! process plans a size the same way every time even if another run rewrote the file since.
+//! FFTW's own wisdom is forgotten after each planning, so that estimated plans never pick up
+//! measured ones and stay the same everywhere.
+template <class Real>
+std::string& process_wisdom() {
+  static std::string text;
+  return text;
+}
+
+//! The forward and inverse plans of one grid: what CpuExec's constructor makes, under the
+//! planner lock. `outcome` says how (for the backend's description).
+template <class Real>
+void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename Fftw<Real>::complex* c,
+                typename Fftw<Real>::plan& forward, typename Fftw<Real>::plan& inverse, std::string& outcome) {
+  using F = Fftw<Real>;
+  F::threads(threads);
+  F::forget_wisdom();
+  if (!measure) {
+    forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_ESTIMATE);
+    inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_ESTIMATE);
+    F::forget_wisdom();
+    outcome = "estimated plans";
+    return;
+  }
+  const std::string path = fftw_wisdom_file(precision_of<Real>());
+  const WisdomLock lock(path);
+  std::string note;
+  if (!process_wisdom<Real>().empty()) F::import_wisdom(process_wisdom<Real>());
+  bool file_ok = false;
+  if (!path.empty()) {
+    std::string text, why;
+    bool missing = false;
+    if (!read_small_file(path, text, why, missing)) {
+      if (!missing) note = "wisdom " + path + " unreadable (" + why + ")";
+    } else if (!(file_ok = F::import_wisdom(text))) {
+      // FFTW leaves its wisdom as it was when an import fails; the file is rewritten below.
+      note = "wisdom " + path + " was not FFTW " + fftw_version + " " + to_string(precision_of<Real>()) +
+             " wisdom: replaced";
+    }
+  }
+  const std::string before = wisdom_string<Real>();
+  const auto t0 = std::chrono::steady_clock::now();
+  // FFTW_MEASURE runs its candidates on r and c and overwrites them: the caller passes scratch.
+  forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_MEASURE);
+  inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_MEASURE);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!forward || !inverse) {
+    // FFTW replans by itself around inconsistent wisdom; this is the last resort.
+    if (forward) F::destroy(forward);
+    if (inverse) F::destroy(inverse);
+    F::forget_wisdom();
+    forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_ESTIMATE);
+    inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_ESTIMATE);
+    F::forget_wisdom();
+    outcome = "estimated plans (measuring failed)";
+    return;
+  }
+  const std::string after = wisdom_string<Real>();
+  process_wisdom<Real>() = after;
+  F::forget_wisdom();
+  const bool measured = after != before;
+  outcome = measured ? fmt::format("plans measured in {:.1f} s", seconds) : "measured plans from wisdom";
+  if (lock.waited() >= 1) outcome += fmt::format(" after {:.0f} s waiting for another run's planning", lock.waited());
+  if (path.empty()) {
+    outcome += ", no wisdom file (CASCADE_FFTW_WISDOM is empty)";
+  } else if (measured || !file_ok) {
+    const std::string why = write_atomically(path, after);
+    outcome += why.empty() ? ", wisdom saved to " + path : "; wisdom not saved: " + why;
+  } else {
+    outcome += " " + path;
+  }
+  if (!note.empty()) outcome += "; " + note;
+}
 
 template <class Real>
 class CpuExec {
@@ -80,18 +282,19 @@ class CpuExec {
  public:
   static constexpr BackendKind kKind = BackendKind::Cpu;
 
-  CpuExec(const Grid& grid, int threads) : threads_(threads > 0 ? threads : auto_threads(grid)) {
+  CpuExec(const Grid& grid, int threads, FftPlanning planning = FftPlanning::Estimate)
+      : threads_(threads > 0 ? threads : auto_threads(grid)) {
     F::init_threads();
-    // Plan on scratch arrays (FFTW_ESTIMATE never touches them); every buffer comes from
+    const bool measure = planning == FftPlanning::Measure ||
+                         (planning == FftPlanning::Auto && grid.size() >= kMeasureFromPoints);
+    // Plan on scratch arrays (FFTW_MEASURE overwrites them); every buffer comes from
     // fftw_malloc, so the new-array execute functions see the same alignment.
     Buffer<Real> r = alloc<Real>(grid.size());
     Buffer<Cplx> c = alloc<Cplx>(grid.spectral_size());
-    auto* cin = reinterpret_cast<typename F::complex*>(c.data());
     std::lock_guard<std::mutex> lock(planner_mutex());
-    F::threads(threads_);
-    forward_ = F::r2c(grid.ny, grid.nx, r.data(), cin, FFTW_ESTIMATE);
+    make_plans<Real>(grid, threads_, measure, r.data(), reinterpret_cast<typename F::complex*>(c.data()), forward_,
+                     inverse_, planning_);
     CASCADE_CHECK_FFTW_PLAN(forward_);
-    inverse_ = F::c2r(grid.ny, grid.nx, cin, r.data(), FFTW_ESTIMATE);
     CASCADE_CHECK_FFTW_PLAN(inverse_);
   }
   ~CpuExec() {
@@ -111,14 +314,19 @@ class CpuExec {
   }
 
   std::string description() const {
-    return std::string("cpu (") + fftw_version + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+    return fmt::format("cpu ({}, {} thread{}, {})", fftw_version, threads_, threads_ == 1 ? "" : "s", planning_);
   }
 
   template <class T>
   Buffer<T> alloc(std::size_t n) const {
     void* p = F::malloc(n * sizeof(T) + 1);  // +1: a valid pointer for n = 0
     if (!p) throw RunError("out of host memory allocating " + std::to_string(n * sizeof(T)) + " bytes");
-    std::memset(p, 0, n * sizeof(T));
+    // Zeroed by the threads that will work on each part (the loops below split the same way):
+    // the first write places a page in the memory of the socket that makes it.
+    char* bytes = static_cast<char*>(p);
+    parallel_ranges(n, [&](int, std::size_t begin, std::size_t end) {
+      std::memset(bytes + begin * sizeof(T), 0, (end - begin) * sizeof(T));
+    });
     return Buffer<T>(static_cast<T*>(p), n, MemorySpace::Host, &F::free);
   }
   template <class T>
@@ -133,11 +341,18 @@ class CpuExec {
   void device_memory(std::size_t& used, std::size_t& total) const { used = total = 0; }
   std::size_t fft_work_bytes() const { return 0; }
 
+  // The loops. Each thread takes one contiguous share of the indices (parallel_ranges) and
+  // runs a loop of its own over it (the *_range functions). Those are [[gnu::flatten]], so the
+  // functor is inlined into the loop (GCC otherwise leaves the large ones, FusedStage above
+  // all, as a call per index), and work on a local copy of it, so that its fields stay in
+  // registers and its loop-invariant branches (advective, last, forcing, ...) are decided once:
+  // through a reference, every store into a Real array might alias one of the functor's Real
+  // fields and forces a reload. Neither changes a result: the operations and their order are
+  // the functor's (and the build has no FMA, -mfma, that inlining could contract into).
+
   template <class Fn>
   void for_each(std::size_t n, const Fn& f) const {
-    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (std::ptrdiff_t idx = 0; idx < count; ++idx) f(static_cast<std::size_t>(idx));
+    parallel_ranges(n, [&](int, std::size_t begin, std::size_t end) { apply_range(f, begin, end); });
   }
 
   //! Apply f to every index and return the NaN-propagating maximum of what it returns.
@@ -145,14 +360,7 @@ class CpuExec {
   Real for_each_max(std::size_t n, const Fn& f) const {
     const MaxOp<Real> op;
     std::vector<Real> partial(threads_, MaxOp<Real>::identity());
-    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel num_threads(threads_)
-    {
-      Real acc = MaxOp<Real>::identity();
-#pragma omp for schedule(static)
-      for (std::ptrdiff_t idx = 0; idx < count; ++idx) acc = op(acc, f(static_cast<std::size_t>(idx)));
-      partial[omp_get_thread_num()] = acc;
-    }
+    parallel_ranges(n, [&](int t, std::size_t begin, std::size_t end) { partial[t] = max_range(f, begin, end); });
     Real result = MaxOp<Real>::identity();
     for (Real p : partial) result = op(result, p);
     return result;
@@ -164,35 +372,29 @@ class CpuExec {
   auto transform_sum(std::size_t n, const Fn& f) const -> decltype(f(std::size_t(0))) {
     using R = decltype(f(std::size_t(0)));
     std::vector<R> partial(threads_, R{});
-    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel num_threads(threads_)
-    {
-      R acc{};
-#pragma omp for schedule(static)
-      for (std::ptrdiff_t idx = 0; idx < count; ++idx) acc = acc + f(static_cast<std::size_t>(idx));
-      partial[omp_get_thread_num()] = acc;
-    }
+    parallel_ranges(n, [&](int t, std::size_t begin, std::size_t end) { partial[t] = sum_range(f, begin, end); });
     R result{};
     for (const R& p : partial) result = result + p;
     return result;
   }
+
+  //! Apply f to every index and add the weighted budget rates it returns (SpectralSums) to the
+  //! budget integrals.
+  template <class Fn>
+  void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w) {
+    accumulate_budget(budget_, transform_sum(n, f), w);
+  }
+  void budget_integrals(double (&out)[6]) const { std::copy(budget_, budget_ + 6, out); }
+  void set_budget_integrals(const double (&in)[6]) { std::copy(in, in + 6, budget_); }
 
   //! Bin f(idx) = {bin, v[4]} into four histograms of `bins` values (bins < 0 or >= bins are
   //! dropped); per-thread bins combined in thread order (deterministic).
   template <class Fn>
   void histogram4(std::size_t n, const Fn& f, int bins, std::vector<double> (&out)[4]) const {
     std::vector<std::vector<double>> part(threads_, std::vector<double>(4 * std::size_t(bins), 0.0));
-    const std::ptrdiff_t count = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel num_threads(threads_)
-    {
-      std::vector<double>& mine = part[omp_get_thread_num()];
-#pragma omp for schedule(static)
-      for (std::ptrdiff_t idx = 0; idx < count; ++idx) {
-        const auto c = f(static_cast<std::size_t>(idx));
-        if (c.bin >= 0 && c.bin < bins)
-          for (int q = 0; q < 4; ++q) mine[std::size_t(q) * bins + c.bin] += c.v[q];
-      }
-    }
+    parallel_ranges(n, [&](int t, std::size_t begin, std::size_t end) {
+      bin_range(f, bins, part[t].data(), begin, end);
+    });
     for (int q = 0; q < 4; ++q) {
       out[q].assign(bins, 0.0);
       for (int t = 0; t < threads_; ++t)
@@ -209,19 +411,85 @@ class CpuExec {
   }
 
  private:
+  //! body(t, begin, end) on each thread t of the team, over its share of n items: OpenMP's
+  //! static schedule as GCC and libgomp split it (the first n % T threads take one more item),
+  //! so that the partial results combine exactly as `#pragma omp for schedule(static)`'s did.
+  //! One thread runs it in place, without a parallel region.
+  template <class Body>
+  void parallel_ranges(std::size_t n, const Body& body) const {
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+    {
+      const int t = omp_get_thread_num();
+      const std::size_t nt = std::size_t(omp_get_num_threads());
+      std::size_t q = n / nt, r = n % nt;
+      if (std::size_t(t) < r) {
+        ++q;
+        r = 0;
+      }
+      const std::size_t begin = q * std::size_t(t) + r;
+      body(t, begin, begin + q);
+    }
+  }
+
+  template <class Fn>
+  [[gnu::flatten]] static void apply_range(const Fn& f_in, std::size_t begin, std::size_t end) {
+    const Fn f = f_in;
+    for (std::size_t idx = begin; idx < end; ++idx) f(idx);
+  }
+  template <class Fn>
+  [[gnu::flatten]] static Real max_range(const Fn& f_in, std::size_t begin, std::size_t end) {
+    const Fn f = f_in;
+    const MaxOp<Real> op;
+    Real acc = MaxOp<Real>::identity();
+    for (std::size_t idx = begin; idx < end; ++idx) acc = op(acc, f(idx));
+    return acc;
+  }
+  template <class Fn>
+  [[gnu::flatten]] static auto sum_range(const Fn& f_in, std::size_t begin, std::size_t end)
+      -> decltype(f_in(std::size_t(0))) {
+    const Fn f = f_in;
+    decltype(f(std::size_t(0))) acc{};
+    for (std::size_t idx = begin; idx < end; ++idx) acc = acc + f(idx);
+    return acc;
+  }
+  template <class Fn>
+  [[gnu::flatten]] static void bin_range(const Fn& f_in, int bins, double* mine, std::size_t begin, std::size_t end) {
+    const Fn f = f_in;
+    for (std::size_t idx = begin; idx < end; ++idx) {
+      const auto c = f(idx);
+      if (c.bin >= 0 && c.bin < bins)
+        for (int q = 0; q < 4; ++q) mine[std::size_t(q) * bins + c.bin] += c.v[q];
+    }
+  }
+
   int threads_;
+  std::string planning_;  //!< how the plans were made (description)
+  double budget_[6] = {0, 0, 0, 0, 0, 0};
   typename F::plan forward_ = nullptr;
   typename F::plan inverse_ = nullptr;
 };
 
 }  // namespace
 
-template <class Real>
-std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads) {
-  return std::make_unique<BackendImpl<Real, CpuExec<Real>>>(grid, threads);
+std::string fftw_wisdom_file(Precision precision) {
+  std::string dir;
+  if (const char* env = std::getenv("CASCADE_FFTW_WISDOM")) {
+    dir = env;
+    if (dir.empty() || dir == "none") return "";
+  } else {
+    dir = executable_directory();
+    if (dir.empty()) return "";
+  }
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + "/fftw-wisdom-" + to_string(precision);
 }
 
-template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int);
-template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int);
+template <class Real>
+std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads, FftPlanning planning) {
+  return std::make_unique<BackendImpl<Real, CpuExec<Real>>>(grid, threads, planning);
+}
+
+template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int, FftPlanning);
+template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int, FftPlanning);
 
 }  // namespace cascade

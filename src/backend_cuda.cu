@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -95,6 +96,40 @@ __global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f
   if (threadIdx.x == 0) d_partials[blockIdx.x] = acc;
 }
 
+struct AddOp {
+  template <class T>
+  __host__ __device__ T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
+};
+
+//! The grid-stride loop of for_each_kernel, summing what the functor returns (R, a struct of
+//! doubles) per block; the partials are summed in a fixed order by budget_finish_kernel, so
+//! that the result is the same from run to run (a restart stays bit for bit).
+template <int BLOCK, class R, class Fn>
+__global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f, R* d_partials) {
+  R acc{};
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
+    acc = acc + f(idx);
+  using Reduce = cub::BlockReduce<R, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const R total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) d_partials[blockIdx.x] = total;
+}
+
+//! One block: the sum of the per-block partials, weighted into the budget integrals.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
+                                                              BudgetWeights w, double* d_integrals) {
+  SpectralSums acc{};
+  for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + d_partials[i];
+  using Reduce = cub::BlockReduce<SpectralSums, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) accumulate_budget(d_integrals, total, w);
+}
+
 //! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,
 //! then one atomicAdd per bin and block into the global bins (4 x bins doubles).
 template <class Fn>
@@ -117,12 +152,6 @@ __global__ void histogram4_kernel(std::size_t n, Fn f, int bins, bool shared_bin
     if (s_bins[k] != 0.0) atomicAdd(&d_bins[k], s_bins[k]);
 }
 
-struct AddOp {
-  template <class T>
-  __host__ __device__ T operator()(const T& a, const T& b) const {
-    return a + b;
-  }
-};
 
 void device_free(void* p) noexcept {
   const cudaError_t rc = cudaFree(p);
@@ -194,6 +223,10 @@ class CudaExec {
     blocks_cap_ = prop_.multiProcessorCount * 16;
     // Scratch of the fused max passes: one partial per block, the cascade's scratch, a result.
     CASCADE_CUDA_CHECK(cudaMalloc(&d_partials_, sizeof(Real) * blocks_cap_));
+    // The budget: per-block partial sums of the first fused stage, and the six integrals.
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_sum_partials_, sizeof(SpectralSums) * blocks_cap_));
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_budget_, 6 * sizeof(double)));
+    CASCADE_CUDA_CHECK(cudaMemset(d_budget_, 0, 6 * sizeof(double)));
     scratch_bytes_ = reduction_scratch_bytes<Real>();
     CASCADE_CUDA_CHECK(cudaMalloc(&d_scratch_, scratch_bytes_ + sizeof(Real)));
     CASCADE_CUDA_CHECK(cudaMemset(d_scratch_, 0, scratch_bytes_ + sizeof(Real)));
@@ -201,6 +234,8 @@ class CudaExec {
   }
   ~CudaExec() {
     if (d_partials_) cudaFree(d_partials_);
+    if (d_sum_partials_) cudaFree(d_sum_partials_);
+    if (d_budget_) cudaFree(d_budget_);
     if (d_scratch_) cudaFree(d_scratch_);
     if (d_sum_temp_) cudaFree(d_sum_temp_);
     if (d_bins_) cudaFree(d_bins_);
@@ -270,6 +305,21 @@ class CudaExec {
     copy_to_host(d_result_, &result, 1);
     return result;
   }
+
+  //! Apply f to every index and add the weighted sum of what it returns (SpectralSums) to the
+  //! budget integrals on the device: two kernels, no host synchronisation.
+  template <class Fn>
+  void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w) {
+    constexpr int kThreads = 256;
+    const std::size_t want = (n + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
+    for_each_sum_kernel<kThreads, SpectralSums><<<blocks, kThreads, 0, stream_>>>(n, f, d_sum_partials_);
+    CASCADE_CUDA_CHECK_LAUNCH();
+    budget_finish_kernel<kThreads><<<1, kThreads, 0, stream_>>>(d_sum_partials_, blocks, w, d_budget_);
+    CASCADE_CUDA_CHECK_LAUNCH();
+  }
+  void budget_integrals(double (&out)[6]) { copy_to_host(d_budget_, out, 6); }
+  void set_budget_integrals(const double (&in)[6]) { copy_from_host(in, d_budget_, 6); }
 
   //! Four histograms of f(idx) = {bin, v[4]}, summed in double on the device.
   template <class Fn>
@@ -344,6 +394,8 @@ class CudaExec {
   cufftHandle inverse_ = 0;
   int blocks_cap_ = 1024;
   Real* d_partials_ = nullptr;
+  SpectralSums* d_sum_partials_ = nullptr;
+  double* d_budget_ = nullptr;
   void* d_scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   Real* d_result_ = nullptr;

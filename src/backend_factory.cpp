@@ -40,7 +40,7 @@ BackendKind resolve_backend(const std::string& requested, std::string& why) {
 
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device,
-                                            int threads) {
+                                            int threads, FftPlanning planning) {
   if (kind == BackendKind::Cuda) {
 #if defined(CASCADE_HAVE_CUDA)
     return make_cuda_backend<Real>(grid, device);
@@ -49,10 +49,10 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
     throw InputError("run.backend: cuda is not available: " + cuda_unavailable_reason());
 #endif
   }
-  return make_cpu_backend<Real>(grid, threads);
+  return make_cpu_backend<Real>(grid, threads, planning);
 }
 
-template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int);
-template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int);
+template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int, FftPlanning);
+template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int, FftPlanning);
 
 }  // namespace cascade

@@ -102,19 +102,19 @@ class BackendImpl final : public Backend<Real> {
     exec_.for_each(w.size(), AdvectiveInputs<Real>{shape(), inv_n(), w.data(), u.data(), v.data(),
                                                    wx.data(), wy.data()});
   }
-  Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v) override {
+  Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl) override {
     check_real(u);
     check_real(v);
-    return exec_.for_each_max(u.size(), BasdevantProducts<Real>{cfl_speed(), u.data(), v.data()});
+    return max_or_not(cfl, u.size(), BasdevantProducts<Real>{cfl_speed(), u.data(), v.data()});
   }
-  Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
-                         const Buffer<Real>& wy) override {
+  Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx, const Buffer<Real>& wy,
+                         bool cfl) override {
     check_real(u);
     check_real(v);
     check_real(wx);
     check_real(wy);
-    return exec_.for_each_max(u.size(),
-                              AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
+    return max_or_not(cfl, u.size(),
+                      AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
   }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
@@ -122,19 +122,26 @@ class BackendImpl final : public Backend<Real> {
   }
   void fused_stage(const LinearCoefficients& lin, const StageCoefficients& c, bool advective,
                    const Buffer<Cplx>* f, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s, Buffer<Cplx>& a,
-                   Buffer<Cplx>& b, Buffer<Cplx>* cc, Buffer<Cplx>* d) override {
+                   Buffer<Cplx>& b, Buffer<Cplx>* cc, Buffer<Cplx>* d, const BudgetWeights* budget) override {
     check_spectral(s, a, b);
     if (f) check_spectral(*f);
     if (w) check_spectral(*w);
     if (advective && (!cc || !d)) throw RunError("fused_stage: the advective form needs four work fields");
     if (advective) check_spectral(*cc, *d);
     if (save_w && !w) throw RunError("fused_stage: save_w without w");
-    exec_.for_each(s.size(),
-                   FusedStage<Real>{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
-                                    c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w,
-                                    f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
-                                    advective ? cc->data() : nullptr, advective ? d->data() : nullptr});
+    const FusedStage<Real> stage{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
+                                 c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w,
+                                 f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
+                                 advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
+    if (!budget) {
+      exec_.for_each(s.size(), stage);
+      return;
+    }
+    const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
+    exec_.sum_into_budget(s.size(), FusedStageWithSums<Real>{stage, sums}, *budget);
   }
+  void budget_integrals(double (&out)[6]) override { exec_.budget_integrals(out); }
+  void set_budget_integrals(const double (&in)[6]) override { exec_.set_budget_integrals(in); }
   SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& w,
                              const Buffer<Cplx>* f) override {
     check_spectral(w);
@@ -200,6 +207,13 @@ class BackendImpl final : public Backend<Real> {
   }
 
  private:
+  //! The functor over every index, with its results' maximum (waits for it) or without.
+  template <class Fn>
+  Real max_or_not(bool with_max, std::size_t n, const Fn& f) {
+    if (with_max) return exec_.for_each_max(n, f);
+    exec_.for_each(n, f);
+    return Real(0);
+  }
   SpectralShape<Real> shape() const {
     const Grid& g = this->grid_;
     return {g.nx, g.ny, g.nxh(), Real(2 * M_PI / g.lx), Real(2 * M_PI / g.ly), 1.0 / g.nxh()};

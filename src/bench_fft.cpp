@@ -25,9 +25,9 @@ struct Row {
 };
 
 template <class Real>
-Row time_pair(BackendKind kind, long side, int repeats, int device) {
+Row time_pair(BackendKind kind, long side, int repeats, int device, FftPlanning planning) {
   const Grid grid(static_cast<int>(side), static_cast<int>(side), 2 * M_PI, 2 * M_PI);
-  auto b = make_backend<Real>(kind, grid, device, 0);
+  auto b = make_backend<Real>(kind, grid, device, 0, planning);
   Buffer<Real> r = b->real_field();
   Buffer<Complex<Real>> c = b->spectral_field();
   std::vector<Real> host(grid.size());
@@ -73,8 +73,8 @@ int run_fft_bench(const BenchOptions& o) {
                                                       : std::vector<long>{256, 512, 1024};
     for (Precision p : precisions)
       for (long n : sizes) {
-        const Row r = p == Precision::Single ? time_pair<float>(k, n, o.repeats, o.device)
-                                             : time_pair<double>(k, n, o.repeats, o.device);
+        const Row r = p == Precision::Single ? time_pair<float>(k, n, o.repeats, o.device, o.fft_planning)
+                                             : time_pair<double>(k, n, o.repeats, o.device, o.fft_planning);
         fmt::print("{:<7} {:<7} {:>7} {:>12.4f} {:>10.1f}\n", r.backend, r.precision, r.n, r.ms, r.gflops);
         std::fflush(stdout);
         rows.push_back(r);

@@ -28,20 +28,25 @@ struct StepRow {
   std::string backend, precision, stepper, form;
   long n;
   double step_ms, floor_ms, steps_per_s;
+  double fixed_ms;        //!< the same step without the CFL maximum (fixed dt): no reduction, no wait
   double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
   double solver_bytes;    //!< fields the solver holds
+  std::string where;      //!< the backend's description (threads, how the FFTs were planned)
 };
+
+//! What the CFL maximum adds to a step, in percent of the step without it.
+double cfl_percent(const StepRow& r) { return 100.0 * (r.step_ms - r.fixed_ms) / r.fixed_ms; }
 
 template <class Real>
 StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
-                  int device) {
+                  int device, FftPlanning planning) {
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
                                           "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
                                           "time: {{stepper: {2}, cfl: 0.5}}\n",
                                           n, form, stepper),
                               "bench step");
-  auto b = make_backend<Real>(kind, c.make_grid(), device, 0);
+  auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
   Solver<Real> s(*b, c);
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
@@ -53,14 +58,28 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
     b->synchronize();
     steps.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
+  // The CFL maximum's cost: the same steps at a fixed dt, which take no maximum and never wait
+  // for the device inside the step (alternating with CFL steps, so that both see the same field).
+  const double dt = s.last_dt();
+  std::vector<double> fixed;
+  for (int k = 0; k < repeats; ++k) {
+    b->synchronize();
+    const auto t0 = Clock::now();
+    s.step_fixed(dt);
+    b->synchronize();
+    fixed.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    s.step(1e30);
+  }
   // The floor: the same transforms with the same plans, alone.
   const int stages = s.table().stages();
   const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
   Buffer<Real> r = b->real_field();
   Buffer<Complex<Real>> h = b->spectral_field();
-  b->random_vorticity(10, 1, h);
   std::vector<double> floor;
   for (int k = 0; k < std::max(repeats, 20); ++k) {
+    // Fresh data for each sample: unnormalised round trips grow it by (nx ny) each, and an
+    // inverse transform destroys its input; overflowed or NaN data must not be what is timed.
+    b->random_vorticity(10, 1, h);
     b->synchronize();
     const auto t0 = Clock::now();
     for (int st = 0; st < stages; ++st) {
@@ -73,7 +92,7 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   std::size_t used = 0, total = 0;
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
-              used / 1073741824.0, double(s.memory_bytes())};
+              median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description()};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
 }
@@ -89,8 +108,8 @@ int run_step_bench(const BenchOptions& o) {
   else fmt::print("no CUDA device ({}): CPU rows only\n", why);
   if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
   std::vector<StepRow> rows;
-  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>9}\n", "backend", "prec", "step",
-             "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "bytes/pt", "GPU GiB");
+  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}\n", "backend", "prec",
+             "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "bytes/pt", "GPU GiB");
   for (BackendKind k : kinds) {
     std::vector<long> sizes = o.sizes;
     if (sizes.empty())
@@ -98,11 +117,12 @@ int run_step_bench(const BenchOptions& o) {
     for (Precision p : precisions)
       for (long n : sizes) {
         const StepRow r = p == Precision::Single
-                              ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device)
-                              : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device);
-        fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.1f} {:>9.2f}\n",
+                              ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning)
+                              : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning);
+        fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.1f} {:>9.2f}\n",
                    r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
-                   r.step_ms / r.floor_ms, r.solver_bytes / (double(n) * double(n)), r.device_gib);
+                   r.step_ms / r.floor_ms, cfl_percent(r), r.solver_bytes / (double(n) * double(n)), r.device_gib);
+        if (k == BackendKind::Cpu) fmt::print("        {}\n", r.where);  // threads, how the FFTs were planned
         std::fflush(stdout);
         rows.push_back(r);
       }
@@ -110,10 +130,12 @@ int run_step_bench(const BenchOptions& o) {
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
-    csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,solver_bytes_per_point,gpu_gib\n";
+    csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,fixed_dt_ms,cfl_percent,"
+           "solver_bytes_per_point,gpu_gib\n";
     for (const StepRow& r : rows)
-      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.2f},{:.3f}\n", r.backend, r.precision, r.stepper,
-                         r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms, r.step_ms / r.floor_ms,
+      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.5f},{:.3f},{:.2f},{:.3f}\n", r.backend,
+                         r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
+                         r.step_ms / r.floor_ms, r.fixed_ms, cfl_percent(r),
                          r.solver_bytes / (double(r.n) * double(r.n)), r.device_gib);
   }
   return 0;

@@ -557,6 +557,10 @@ Config parse_deck_unguarded(const std::string& text, const std::string& source,
                           : Precision::Double;
     c.run.device = s.get_int("device", c.run.device);
     c.run.threads = s.get_int("threads", c.run.threads);
+    const std::string planning = s.get_choice("fft_planning", to_string(c.run.fft_planning), {"auto", "estimate", "measure"});
+    c.run.fft_planning = planning == "measure"    ? FftPlanning::Measure
+                         : planning == "estimate" ? FftPlanning::Estimate
+                                                  : FftPlanning::Auto;
     s.finish();
   }
   {
@@ -685,6 +689,7 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "precision" << YAML::Value << to_string(c.run.precision);
   out << YAML::Key << "device" << YAML::Value << c.run.device;
   out << YAML::Key << "threads" << YAML::Value << c.run.threads;
+  out << YAML::Key << "fft_planning" << YAML::Value << to_string(c.run.fft_planning);
   out << YAML::EndMap;
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "directory" << YAML::Value << c.output.directory;

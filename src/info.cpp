@@ -4,6 +4,10 @@
 #include <hdf5.h>
 #include <omp.h>
 
+#include <filesystem>
+#include <string>
+#include <system_error>
+
 #include "cascade/backend.hpp"
 #include "cascade/info.hpp"
 #include "cascade/version.hpp"
@@ -20,6 +24,18 @@ int run_info() {
              *kPython ? kPython : "none found with numpy and h5py (install python3-numpy python3-h5py)");
   fmt::print("backends:\n");
   fmt::print("  cpu: FFTW + OpenMP, {} threads available\n", omp_get_max_threads());
+  // Where measured FFTW plans are kept (run.fft_planning: measure, or auto from 512^2 points).
+  for (Precision p : {Precision::Double, Precision::Single}) {
+    const std::string path = fftw_wisdom_file(p);
+    if (path.empty()) {
+      fmt::print("    FFTW wisdom ({}): none (CASCADE_FFTW_WISDOM is empty)\n", to_string(p));
+      continue;
+    }
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    fmt::print("    FFTW wisdom ({}): {} ({})\n", to_string(p), path,
+               ec ? std::string("none yet") : fmt::format("{} bytes", bytes));
+  }
 #if defined(CASCADE_HAVE_CUDA)
   fmt::print("  cuda: built for architectures {}\n", kCudaArchitectures);
   const std::string why = cuda_unavailable_reason();

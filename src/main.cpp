@@ -93,6 +93,9 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(3, 100000));
   bench->add_option("--csv", bench_opts.csv, "also write the table as CSV to this file");
   bench->add_option("--device", bench_opts.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  std::string bench_planning = "auto";
+  bench->add_option("--fft-planning", bench_planning, "fft, step: CPU FFTW plans, as run.fft_planning (default auto)")
+      ->check(CLI::IsMember({"auto", "estimate", "measure"}));
 
   // An unknown first word is named in the message (CLI11 would only say a command is missing).
   if (argc > 1 && argv[1][0] != '-') {
@@ -142,6 +145,9 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("info")) return cascade::run_info();
   if (bench->parsed()) {
     bench_opts.what = bench_what;
+    bench_opts.fft_planning = bench_planning == "measure"    ? cascade::FftPlanning::Measure
+                              : bench_planning == "estimate" ? cascade::FftPlanning::Estimate
+                                                             : cascade::FftPlanning::Auto;
     for (const auto& p : bench_precisions)
       bench_opts.precisions.push_back(p == "single" ? cascade::Precision::Single : cascade::Precision::Double);
     for (long n : bench_opts.sizes)

@@ -74,7 +74,10 @@ namespace {
 template <class Real>
 int poisson_with(const Config& c, BackendKind kind, const std::string& why) {
   const Grid grid = c.make_grid();
-  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads);
+  // One transform each way: measuring plans (auto's choice on large grids) would cost more than
+  // it saves, unless the deck asks for it.
+  const FftPlanning planning = c.run.fft_planning == FftPlanning::Measure ? FftPlanning::Measure : FftPlanning::Estimate;
+  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, planning);
   const PoissonConfig& p = c.poisson;
   fmt::print("cascade poisson: {} x {} grid, box {:g} x {:g}, Gaussian sigma {:g} at ({:g}, {:g})\n",
              grid.nx, grid.ny, grid.lx, grid.ly, p.sigma, p.x0, p.y0);

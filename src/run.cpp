@@ -108,7 +108,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   const std::string dir = c.output.directory;
   const Grid grid = c.make_grid();
   console.info(fmt::format("cascade run: {}", restart ? o.restart : c.source));
-  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads);
+  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning);
   const std::string where = backend->description();
   console.info(fmt::format("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}", grid.nx,
                            grid.ny, grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",

@@ -132,7 +132,7 @@ void Solver<Real>::initialise() {
   t_ = 0;
   step_ = 0;
   dt_prev_ = 0;
-  budget_ = BudgetState{};
+  set_budget(BudgetState{});
 }
 
 //! The Lamb-Chaplygin dipole of radius a translating at speed U along +x (Lamb 1932): inside
@@ -314,15 +314,16 @@ void Solver<Real>::evaluation_inputs() {
 
 //! The physical products of one evaluation and their forward transforms, from the inputs in
 //! the work fields: Basdevant 2 inverse + 2 forward transforms (a <- (uv)_hat,
-//! b <- (v^2 - u^2)_hat), advective 4 inverse + 1 forward (a <- (-u.grad omega)_hat). Returns
-//! max(|u|/dx + |v|/dy), which the product kernel computes on the way (no separate pass).
+//! b <- (v^2 - u^2)_hat), advective 4 inverse + 1 forward (a <- (-u.grad omega)_hat). With
+//! `cfl`, returns max(|u|/dx + |v|/dy), which the product kernel computes on the way (no
+//! separate pass; the one wait for the device in a step); the later stages pass false.
 template <class Real>
-Real Solver<Real>::evaluate_products() {
+Real Solver<Real>::evaluate_products(bool cfl) {
   inputs_ready_ = false;  // the inverse transforms overwrite their inputs
   if (!advective()) {
     b_.inverse(a_hat_, u_);
     b_.inverse(b_hat_, v_);
-    const Real rate = b_.basdevant_products(u_, v_);
+    const Real rate = b_.basdevant_products(u_, v_, cfl);
     b_.forward(u_, a_hat_);
     b_.forward(v_, b_hat_);
     return rate;
@@ -331,7 +332,7 @@ Real Solver<Real>::evaluate_products() {
   b_.inverse(b_hat_, v_);
   b_.inverse(c_hat_, wx_);
   b_.inverse(d_hat_, wy_);
-  const Real rate = b_.advective_product(u_, v_, wx_, wy_);
+  const Real rate = b_.advective_product(u_, v_, wx_, wy_, cfl);
   b_.forward(wx_, a_hat_);
   return rate;
 }
@@ -341,51 +342,64 @@ Real Solver<Real>::evaluate_products() {
 //! The stages of a step of size h, from the products of the first evaluation (in the work
 //! fields): each fused stage leaves the next evaluation's inputs there (see stepper.hpp and
 //! ns_ops.cuh FusedStage); the last leaves those of the new state.
+//! The first stage also adds the budget rates of the start state (begin_step's weights).
 template <class Real>
-void Solver<Real>::advance(double h) {
+void Solver<Real>::advance(double h, const BudgetWeights& budget) {
   const std::vector<StageCoefficients> stages = stage_coefficients(table_, h);
   Buffer<Cplx>* w = table_.low_storage ? nullptr : &W_;
   const bool adv = advective();
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    if (i > 0) evaluate_products();
+    if (i > 0) evaluate_products(false);
     b_.fused_stage(lin_, stages[i], adv, forcing(), w, i == 0 && w != nullptr, S_, a_hat_, b_hat_,
-                   adv ? &c_hat_ : nullptr, adv ? &d_hat_ : nullptr);
+                   adv ? &c_hat_ : nullptr, adv ? &d_hat_ : nullptr, i == 0 ? &budget : nullptr);
   }
   inputs_ready_ = true;
 }
 
-//! Add weight x (the budget rates of s) to the interval's integrals.
 template <class Real>
-void Solver<Real>::add_budget(const SpectralSums& s, double weight, bool with_injection) {
+const BudgetState& Solver<Real>::budget() {
+  b_.budget_integrals(budget_.integral);
+  return budget_;
+}
+
+template <class Real>
+void Solver<Real>::set_budget(const BudgetState& b) {
+  budget_ = b;
+  b_.set_budget_integrals(budget_.integral);
+}
+
+//! The weights that add the rates of `s` (the current state) to the interval's integrals
+//! (host side: the end half of the last step, when a diagnostics row closes the interval).
+template <class Real>
+BudgetWeights Solver<Real>::budget_weights(double d_weight, bool white_noise_step, double h) const {
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-  const double rates[BudgetState::kTerms] = {s.diss_nu, s.diss_mu, s.diss_alpha, s.diss_z,
-                                             with_injection ? s.inj : 0.0, with_injection ? s.inj_z : 0.0};
-  for (int q = 0; q < BudgetState::kTerms; ++q) budget_.integral[q] += weight * rates[q] / n2;
+  BudgetWeights w;
+  w.d = d_weight / n2;
+  if (forcing_kind_ == ForcingKind::Fixed) w.inj = w.d;
+  if (forcing_kind_ == ForcingKind::WhiteNoise && white_noise_step) {
+    // The energy the increment h F adds to omega_n: h Re<omega, F> + h^2/2 |F|^2.
+    w.inj = h / n2;
+    w.f2 = 0.5 * h * h / n2;
+  }
+  return w;
 }
 
 //! Before the stages of a step of size h: draw the white-noise forcing of this step (held
-//! fixed across its stages, |F| ~ 1/sqrt(h)); then add the step's start half to the budget
-//! (and the previous step's end half, still pending).
+//! fixed across its stages, |F| ~ 1/sqrt(h)); return the weights with which the first stage
+//! adds the step's start half to the budget (and the previous step's end half, still pending:
+//! both are rates at the same state).
 template <class Real>
-void Solver<Real>::begin_step(double h) {
+BudgetWeights Solver<Real>::begin_step(double h) {
   if (forcing_kind_ == ForcingKind::WhiteNoise) {
     b_.ring_forcing(config_.forcing.k_f, config_.forcing.dk, ring_amp_ / std::sqrt(h),
                     static_cast<unsigned long long>(config_.forcing.seed), static_cast<unsigned long long>(step_),
                     *forcing_hat_);
   }
-  const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
-  const bool fixed = forcing_kind_ == ForcingKind::Fixed;
-  if (budget_.open) add_budget(s, 0.5 * budget_.last_dt, fixed);
-  add_budget(s, 0.5 * h, fixed);
-  if (forcing_kind_ == ForcingKind::WhiteNoise) {
-    // The energy the increment h F adds to omega_n: h Re<omega, F> + h^2/2 |F|^2.
-    const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-    budget_.integral[4] += h * (s.inj + 0.5 * h * s.f2) / n2;
-    budget_.integral[5] += h * (s.inj_z + 0.5 * h * s.f2_z) / n2;
-  }
+  const BudgetWeights w = budget_weights((budget_.open ? 0.5 * budget_.last_dt : 0.0) + 0.5 * h, true, h);
   budget_.open = true;
   budget_.last_dt = h;
   budget_.interval += h;
+  return w;
 }
 
 template <class Real>
@@ -402,8 +416,7 @@ StepReport Solver<Real>::step(double t_output) {
     throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
                              "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g})",
                              step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx));
-  begin_step(c.dt);
-  advance(c.dt);
+  advance(c.dt, begin_step(c.dt));
   t_ = c.lands ? t_output : t_ + c.dt;
   dt_prev_ = c.limit == DtLimit::Output ? dt_prev_ : c.dt;  // a shortened step does not slow the ramp
   ++step_;
@@ -413,9 +426,8 @@ StepReport Solver<Real>::step(double t_output) {
 template <class Real>
 void Solver<Real>::step_fixed(double dt) {
   if (!inputs_ready_) evaluation_inputs();
-  evaluate_products();
-  begin_step(dt);
-  advance(dt);
+  evaluate_products(false);  // no CFL maximum: the step is given
+  advance(dt, begin_step(dt));
   t_ += dt;
   dt_prev_ = dt;
   ++step_;
@@ -447,7 +459,7 @@ Diagnostics Solver<Real>::diagnose() {
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
   d.max_u = double(b_.max_speed(u_, v_));
-  if (white && budget_.interval > 0) d.injection = budget_.integral[4] / budget_.interval;
+  if (white && budget_.interval > 0) d.injection = budget().integral[4] / budget_.interval;
   return d;
 }
 
@@ -455,10 +467,10 @@ template <class Real>
 Diagnostics Solver<Real>::diagnose_interval() {
   Diagnostics d = diagnose();
   if (budget_.interval > 0) {
-    if (budget_.open) {  // the last step's end half, at the current state
-      const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
-      add_budget(s, 0.5 * budget_.last_dt, forcing_kind_ == ForcingKind::Fixed);
-    }
+    budget();  // the integrals, from the backend
+    if (budget_.open)  // the last step's end half, at the current state
+      accumulate_budget(budget_.integral, b_.spectral_sums(lin_, S_, forcing()),
+                        budget_weights(0.5 * budget_.last_dt, false, 0.0));
     const double T = budget_.interval;
     d.dissipation_nu = budget_.integral[0] / T;
     d.dissipation_mu = budget_.integral[1] / T;
@@ -468,7 +480,7 @@ Diagnostics Solver<Real>::diagnose_interval() {
     d.injection = budget_.integral[4] / T;
     d.injection_z = budget_.integral[5] / T;
   }
-  budget_ = BudgetState{};
+  set_budget(BudgetState{});
   return d;
 }
 
@@ -492,7 +504,7 @@ typename Solver<Real>::Spectra Solver<Real>::spectra() {
   const int shells = int(shell_centres().size());
   // The products of the current state, whose transforms give its nonlinear transfer.
   evaluation_inputs();
-  evaluate_products();
+  evaluate_products(false);
   std::vector<double> sums[4];
   b_.shell_spectra(S_, advective(), &a_hat_, advective() ? nullptr : &b_hat_, dk(), shells, sums);
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());

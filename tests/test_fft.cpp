@@ -1,9 +1,15 @@
 //! @file FFT round trip and spectral derivatives of sin/cos products, on every backend.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 
 #include "backend_cases.hpp"
 
@@ -150,6 +156,121 @@ TEST_P(Fft, OddDerivativeZeroesNyquist) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Fft, testing::ValuesIn(test::all_backend_cases()), test::case_name);
+
+// ---------------------------------------------------------------- measured plans and wisdom
+
+//! CASCADE_FFTW_WISDOM pointed at a fresh temporary directory for one test, restored after.
+class WisdomDir {
+ public:
+  WisdomDir() {
+    dir_ = std::filesystem::temp_directory_path() / ("cascade-wisdom-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    if (const char* old = std::getenv("CASCADE_FFTW_WISDOM")) old_ = old, had_ = true;
+    ::setenv("CASCADE_FFTW_WISDOM", dir_.c_str(), 1);
+  }
+  ~WisdomDir() {
+    if (had_) ::setenv("CASCADE_FFTW_WISDOM", old_.c_str(), 1);
+    else ::unsetenv("CASCADE_FFTW_WISDOM");
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path file(const char* name) const { return dir_ / name; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+//! The largest error of a forward + inverse round trip (scaled) of a fixed random field.
+template <class Real>
+double round_trip_error(Backend<Real>& b) {
+  const Grid& g = b.grid();
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<Real> f(g.size()), back;
+  for (auto& v : f) v = Real(u(rng));
+  Buffer<Real> a = b.real_field(), out = b.real_field();
+  Buffer<Complex<Real>> h = b.spectral_field();
+  b.from_host(f, a);
+  b.forward(a, h);
+  b.scale(h, h, Real(1.0 / double(g.size())));
+  b.inverse(h, out);
+  b.to_host(out, back);
+  double err = 0;
+  for (std::size_t k = 0; k < f.size(); ++k) err = std::max(err, std::abs(double(back[k]) - double(f[k])));
+  return err;
+}
+
+TEST(FftwWisdom, MeasuredPlansAreSavedAndReused) {
+  const WisdomDir w;
+  const Grid g(32, 16, 2 * M_PI, 2 * M_PI);
+  {
+    auto b = make_backend<double>(BackendKind::Cpu, g, 0, 1, FftPlanning::Measure);
+    EXPECT_NE(b->description().find("wisdom saved to"), std::string::npos) << b->description();
+    EXPECT_LT(round_trip_error(*b), round_off<double>());
+  }
+  const std::string saved = read_text(w.file("fftw-wisdom-double"));
+  EXPECT_EQ(saved.rfind("(fftw-3", 0), 0u) << saved;
+  EXPECT_FALSE(std::filesystem::exists(w.file("fftw-wisdom-single"))) << "one file per precision";
+  auto again = make_backend<double>(BackendKind::Cpu, g, 0, 1, FftPlanning::Measure);
+  EXPECT_NE(again->description().find("measured plans from wisdom"), std::string::npos) << again->description();
+  EXPECT_EQ(read_text(w.file("fftw-wisdom-double")), saved) << "nothing new measured: the file stays as it was";
+  // FFTW keys its wisdom by thread count too: two threads are measured anew, in the same file.
+  auto two = make_backend<double>(BackendKind::Cpu, g, 0, 2, FftPlanning::Measure);
+  EXPECT_NE(two->description().find("plans measured"), std::string::npos) << two->description();
+  EXPECT_LT(round_trip_error(*two), round_off<double>());
+  EXPECT_GT(read_text(w.file("fftw-wisdom-double")).size(), saved.size());
+  // Estimated plans neither read nor write wisdom.
+  auto est = make_backend<float>(BackendKind::Cpu, g, 0, 1, FftPlanning::Estimate);
+  EXPECT_NE(est->description().find("estimated plans"), std::string::npos) << est->description();
+  EXPECT_FALSE(std::filesystem::exists(w.file("fftw-wisdom-single")));
+  // Auto measures from 512^2 points only.
+  auto small = make_backend<float>(BackendKind::Cpu, g, 0, 1, FftPlanning::Auto);
+  EXPECT_NE(small->description().find("estimated plans"), std::string::npos) << small->description();
+}
+
+TEST(FftwWisdom, ACorruptOrUnwritableWisdomFileNeverFailsARun) {
+  const WisdomDir w;
+  const Grid g(16, 16, 2 * M_PI, 2 * M_PI);
+  {
+    std::ofstream(w.file("fftw-wisdom-single")) << "(fftw-3.3.10 fftwf_wisdom #x1 (garbage";
+    auto b = make_backend<float>(BackendKind::Cpu, g, 0, 1, FftPlanning::Measure);
+    EXPECT_NE(b->description().find("replaced"), std::string::npos) << b->description();
+    EXPECT_LT(round_trip_error(*b), round_off<float>());
+    EXPECT_EQ(read_text(w.file("fftw-wisdom-single")).rfind("(fftw-3", 0), 0u);
+    EXPECT_EQ(read_text(w.file("fftw-wisdom-single")).find("garbage"), std::string::npos);
+  }
+  {
+    // Single-precision wisdom in the double file: FFTW refuses it; the run goes on.
+    std::filesystem::copy_file(w.file("fftw-wisdom-single"), w.file("fftw-wisdom-double"));
+    auto b = make_backend<double>(BackendKind::Cpu, g, 0, 1, FftPlanning::Measure);
+    EXPECT_LT(round_trip_error(*b), round_off<double>()) << b->description();
+  }
+  {
+    // A directory that does not exist: measured plans, nothing saved, no failure.
+    ::setenv("CASCADE_FFTW_WISDOM", w.file("absent/deeper").c_str(), 1);
+    auto b = make_backend<double>(BackendKind::Cpu, Grid(24, 8, 1.0, 1.0), 0, 1, FftPlanning::Measure);
+    EXPECT_NE(b->description().find("wisdom not saved"), std::string::npos) << b->description();
+    EXPECT_LT(round_trip_error(*b), round_off<double>());
+    EXPECT_FALSE(std::filesystem::exists(w.file("absent")));
+  }
+  {
+    // CASCADE_FFTW_WISDOM empty: no file at all.
+    ::setenv("CASCADE_FFTW_WISDOM", "", 1);
+    EXPECT_EQ(fftw_wisdom_file(Precision::Double), "");
+    auto b = make_backend<double>(BackendKind::Cpu, Grid(20, 8, 1.0, 1.0), 0, 1, FftPlanning::Measure);
+    EXPECT_NE(b->description().find("no wisdom file"), std::string::npos) << b->description();
+  }
+}
 
 }  // namespace
 }  // namespace cascade

@@ -75,21 +75,29 @@ class Backend {
   //! u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled by 1/(nx ny).
   virtual void advective_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat,
                                 Buffer<Cplx>& wx_hat, Buffer<Cplx>& wy_hat) = 0;
-  //! In place u <- u v, v <- v^2 - u^2; returns max(|u|/dx + |v|/dy) of the input (the CFL
-  //! maximum, fused into the product pass; NaN if any value is NaN).
-  virtual Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v) = 0;
-  //! wx <- -(u wx + v wy); returns max(|u|/dx + |v|/dy).
+  //! In place u <- u v, v <- v^2 - u^2; with `cfl`, returns max(|u|/dx + |v|/dy) of the
+  //! input (the CFL maximum, fused into the product pass; NaN if any value is NaN), which
+  //! waits for the device; without, returns 0 at once (the later stages of a step).
+  virtual Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl = true) = 0;
+  //! wx <- -(u wx + v wy); returns max(|u|/dx + |v|/dy) as basdevant_products does.
   virtual Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
-                                 const Buffer<Real>& wy) = 0;
+                                 const Buffer<Real>& wy, bool cfl = true) = 0;
   //! Zero the modes the dealiasing rule removes, and k = 0.
   virtual void apply_mask(Buffer<Cplx>& a_hat) = 0;
   //! One stage of an integrating-factor RK step fused with the spectral work around it
   //! (ns_ops.cuh FusedStage): a, b (, c, d) hold the transforms of the products on entry and
   //! the next evaluation's inputs on return. w is null for low-storage tables; save_w copies
-  //! S into it first (the first stage of a classic step); c, d only in advective form.
+  //! S into it first (the first stage of a classic step); c, d only in advective form. With
+  //! `budget`, the same pass adds the budget rates of S (as it was on entry) and the forcing
+  //! to the backend's budget integrals (accumulate_budget), on the device, with no host sync.
   virtual void fused_stage(const LinearCoefficients& lin, const StageCoefficients& coef, bool advective,
                            const Buffer<Cplx>* forcing_hat, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s,
-                           Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c, Buffer<Cplx>* d) = 0;
+                           Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c, Buffer<Cplx>* d,
+                           const BudgetWeights* budget = nullptr) = 0;
+  //! The budget integrals fused_stage accumulates (BudgetState::integral): read (waits for the
+  //! device) and set.
+  virtual void budget_integrals(double (&out)[6]) = 0;
+  virtual void set_budget_integrals(const double (&in)[6]) = 0;
   //! Energy, enstrophy, palinstrophy, dissipation, injection sums (before 1/(nx ny)^2).
   virtual SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& omega_hat,
                                      const Buffer<Cplx>* forcing_hat) = 0;
@@ -126,10 +134,17 @@ std::string cuda_unavailable_reason();
 //! Resolve `auto` to cuda or cpu; `why` receives the reason for the choice.
 BackendKind resolve_backend(const std::string& requested, std::string& why);
 
-//! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all).
+//! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
+//! `planning` how the CPU backend plans its transforms (estimate here: instant and the same plan
+//! everywhere; run.fft_planning's default is auto).
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device = 0,
-                                            int threads = 0);
+                                            int threads = 0, FftPlanning planning = FftPlanning::Estimate);
+
+//! The FFTW wisdom file of a precision: in $CASCADE_FFTW_WISDOM (a directory) when set, else
+//! beside the cascade executable; "" when CASCADE_FFTW_WISDOM is set empty or to `none` (no file
+//! is read or written). Only measured plans use it.
+std::string fftw_wisdom_file(Precision precision);
 
 #if defined(CASCADE_HAVE_CUDA)
 template <class Real>
@@ -146,6 +161,7 @@ struct CudaDeviceInfo {
 std::vector<CudaDeviceInfo> cuda_devices();
 #endif
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads);
+std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads,
+                                                FftPlanning planning = FftPlanning::Estimate);
 
 }  // namespace cascade

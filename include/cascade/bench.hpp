@@ -18,6 +18,7 @@ struct BenchOptions {
   std::string stepper = "rk4";       //!< bench step
   std::string form = "basdevant";    //!< bench step: basdevant | advective
   bool include_cpu = false;          //!< bench step: CPU rows too when a GPU is present
+  FftPlanning fft_planning = FftPlanning::Auto;  //!< fft, step: how the CPU rows plan (as run.fft_planning)
 };
 
 //! `cascade bench reduction`: CPU rows always; GPU rows when built with CUDA and a device exists.

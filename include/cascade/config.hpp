@@ -85,6 +85,7 @@ struct RunConfig {
   Precision precision = Precision::Double;
   int device = 0;   //!< CUDA device index
   int threads = 0;  //!< CPU threads; 0 = one per 16384 points, up to OpenMP's maximum
+  FftPlanning fft_planning = FftPlanning::Auto;  //!< CPU FFTW plans: auto | estimate | measure
 };
 
 struct OutputConfig {

@@ -60,4 +60,22 @@ struct SpectralSums {
   double dissipation() const { return diss_nu + diss_mu + diss_alpha; }
 };
 
+//! How a step adds the budget rates of its start state to the interval's integrals
+//! (Solver::begin_step), 1/(nx ny)^2 folded in: the D(k) terms with weight `d` (half the
+//! previous step's dt, still pending, plus half this one's: trapezoidal in time), the forcing
+//! terms with `inj`, and for white noise also `f2` times |F|^2 (the energy h F itself adds).
+struct BudgetWeights {
+  double d = 0, inj = 0, f2 = 0;
+};
+
+//! integral[0..5] (BudgetState's diss_nu, diss_mu, diss_alpha, diss_z, inj, inj_z) += rates.
+CASCADE_HD inline void accumulate_budget(double* integral, const SpectralSums& s, const BudgetWeights& w) {
+  integral[0] += w.d * s.diss_nu;
+  integral[1] += w.d * s.diss_mu;
+  integral[2] += w.d * s.diss_alpha;
+  integral[3] += w.d * s.diss_z;
+  integral[4] += w.inj * s.inj + w.f2 * s.f2;
+  integral[5] += w.inj * s.inj_z + w.f2 * s.f2_z;
+}
+
 }  // namespace cascade

@@ -25,8 +25,17 @@ static_assert(sizeof(Complex<float>) == 2 * sizeof(float), "Complex must be two 
 enum class Precision { Single, Double };
 enum class BackendKind { Cpu, Cuda };
 
+//! How the CPU backend plans its FFTW transforms (run.fft_planning; the CUDA backend has no
+//! choice to make): `estimate` (FFTW_ESTIMATE: instant, the same plan on every machine),
+//! `measure` (FFTW_MEASURE: timed on this machine, kept in a wisdom file; see fftw_wisdom_file)
+//! or `auto` (measure from 512^2 points, estimate below).
+enum class FftPlanning { Auto, Estimate, Measure };
+
 inline const char* to_string(Precision p) { return p == Precision::Single ? "single" : "double"; }
 inline const char* to_string(BackendKind b) { return b == BackendKind::Cpu ? "cpu" : "cuda"; }
+inline const char* to_string(FftPlanning p) {
+  return p == FftPlanning::Auto ? "auto" : p == FftPlanning::Estimate ? "estimate" : "measure";
+}
 
 template <class Real>
 constexpr Precision precision_of() {
