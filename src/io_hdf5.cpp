@@ -102,7 +102,7 @@ constexpr char kSealMagic[] = "cascade-seal 1 ";
 //! An open file descriptor, closed when it goes out of scope.
 class FileDescriptor {
  public:
-  FileDescriptor(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC)) {}
+  FileDescriptor(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC, 0666)) {}
   ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
