@@ -202,9 +202,25 @@ struct FusedStage {
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
+    if (!mask.keep(s, i, j)) {
+      // A mode the dealiasing removes (and the Nyquist modes): the state is zero there and stays
+      // zero (no nonlinear term, no forcing reaches it), and so are the next inputs. Writing the
+      // zeros without reading anything or evaluating the propagator skips most of the work for
+      // 5/9 of the modes under the 2/3 rule; the result is the same bit for bit.
+      const Complex<Real> zero = {Real(0), Real(0)};
+      S[idx] = zero;
+      if (save_w) W[idx] = zero;
+      A[idx] = zero;
+      B[idx] = zero;
+      if (advective) {
+        C[idx] = zero;
+        D[idx] = zero;
+      }
+      return;
+    }
     const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
     Complex<Real> k = {Real(0), Real(0)};
-    if (mask.keep(s, i, j) && idx != 0) {
+    if (idx != 0) {
       if (advective) {
         k = A[idx];
       } else {
