@@ -125,7 +125,7 @@ int run(int argc, char** argv) {
     const cascade::CheckpointFile c = cascade::read_checkpoint(deck, {});
     fmt::print("{}: a good checkpoint (seal and state checksum verified): {} x {} {}, step {}, t = {}, "
                "dt = {}, stepper {}\n",
-               deck, c.nx, c.ny, c.precision == cascade::Precision::Single ? "single" : "double", c.meta.step,
+               deck, c.nx, c.ny, cascade::to_string(c.precision), c.meta.step,
                c.meta.time, c.meta.dt, c.meta.stepper);
     return kExitOk;
   }
