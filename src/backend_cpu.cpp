@@ -355,6 +355,13 @@ class CpuExec {
     parallel_ranges(n, [&](int, std::size_t begin, std::size_t end) { apply_range(f, begin, end); });
   }
 
+  //! As for_each_max, the result kept for max_result() (the GPU's asynchronous form).
+  template <class Fn>
+  void for_each_max_async(std::size_t n, const Fn& f) {
+    max_ = for_each_max(n, f);
+  }
+  Real max_result() const { return max_; }
+
   //! Apply f to every index and return the NaN-propagating maximum of what it returns.
   template <class Fn>
   Real for_each_max(std::size_t n, const Fn& f) const {
@@ -465,6 +472,7 @@ class CpuExec {
   int threads_;
   std::string planning_;  //!< how the plans were made (description)
   double budget_[6] = {0, 0, 0, 0, 0, 0};
+  Real max_ = 0;  //!< for_each_max_async's result
   typename F::plan forward_ = nullptr;
   typename F::plan inverse_ = nullptr;
 };

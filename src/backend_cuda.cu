@@ -231,6 +231,9 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaMalloc(&d_scratch_, scratch_bytes_ + sizeof(Real)));
     CASCADE_CUDA_CHECK(cudaMemset(d_scratch_, 0, scratch_bytes_ + sizeof(Real)));
     d_result_ = reinterpret_cast<Real*>(static_cast<char*>(d_scratch_) + scratch_bytes_);
+    // The CFL maximum comes back through pinned memory and an event (for_each_max_async).
+    CASCADE_CUDA_CHECK(cudaMallocHost(&h_max_, sizeof(Real)));
+    CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&max_ready_, cudaEventDisableTiming));
   }
   ~CudaExec() {
     if (d_partials_) cudaFree(d_partials_);
@@ -242,6 +245,8 @@ class CudaExec {
     if (d_work_) cudaFree(d_work_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
+    if (max_ready_) cudaEventDestroy(max_ready_);
+    if (h_max_) cudaFreeHost(h_max_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   CudaExec(const CudaExec&) = delete;
@@ -289,10 +294,12 @@ class CudaExec {
     used = total - free_b;
   }
 
-  //! Apply f to every index; return the NaN-propagating maximum of its results (one pass over
-  //! the data: the maximum is fused into the kernel that does the work).
+  //! Apply f to every index; the NaN-propagating maximum of its results (one pass over the
+  //! data: the maximum is fused into the kernel that does the work) is copied to pinned host
+  //! memory behind it, and max_result() waits for that copy alone: work queued after this
+  //! call keeps the device busy while the host waits.
   template <class Fn>
-  Real for_each_max(std::size_t n, const Fn& f) {
+  void for_each_max_async(std::size_t n, const Fn& f) {
     constexpr int kThreads = 256;
     const std::size_t want = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
@@ -301,9 +308,17 @@ class CudaExec {
     std::size_t bytes = scratch_bytes_;
     reduce_device<Real>(d_scratch_, bytes, ReduceOp::Max, d_partials_, std::size_t(blocks), d_result_,
                         Combine::Fused, stream_);
-    Real result;
-    copy_to_host(d_result_, &result, 1);
-    return result;
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_max_, d_result_, sizeof(Real), cudaMemcpyDeviceToHost, stream_));
+    CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
+  }
+  Real max_result() const {
+    CASCADE_CUDA_CHECK(cudaEventSynchronize(max_ready_));
+    return *h_max_;
+  }
+  template <class Fn>
+  Real for_each_max(std::size_t n, const Fn& f) {
+    for_each_max_async(n, f);
+    return max_result();
   }
 
   //! Apply f to every index and add the weighted sum of what it returns (SpectralSums) to the
@@ -399,6 +414,8 @@ class CudaExec {
   void* d_scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   Real* d_result_ = nullptr;
+  Real* h_max_ = nullptr;          //!< pinned
+  cudaEvent_t max_ready_ = nullptr;
   void* d_sum_temp_ = nullptr;
   std::size_t sum_temp_bytes_ = 0;
   void* d_bins_ = nullptr;

@@ -102,20 +102,20 @@ class BackendImpl final : public Backend<Real> {
     exec_.for_each(w.size(), AdvectiveInputs<Real>{shape(), inv_n(), w.data(), u.data(), v.data(),
                                                    wx.data(), wy.data()});
   }
-  Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl) override {
+  void basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl) override {
     check_real(u);
     check_real(v);
-    return max_or_not(cfl, u.size(), BasdevantProducts<Real>{cfl_speed(), u.data(), v.data()});
+    max_or_not(cfl, u.size(), BasdevantProducts<Real>{cfl_speed(), u.data(), v.data()});
   }
-  Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx, const Buffer<Real>& wy,
+  void advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx, const Buffer<Real>& wy,
                          bool cfl) override {
     check_real(u);
     check_real(v);
     check_real(wx);
     check_real(wy);
-    return max_or_not(cfl, u.size(),
-                      AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
+    max_or_not(cfl, u.size(), AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
   }
+  Real cfl_maximum() override { return exec_.max_result(); }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
     exec_.for_each(a.size(), ApplyMask<Real>{shape(), mask(), a.data()});
@@ -207,12 +207,11 @@ class BackendImpl final : public Backend<Real> {
   }
 
  private:
-  //! The functor over every index, with its results' maximum (waits for it) or without.
+  //! The functor over every index, starting its results' maximum (cfl_maximum) or not.
   template <class Fn>
-  Real max_or_not(bool with_max, std::size_t n, const Fn& f) {
-    if (with_max) return exec_.for_each_max(n, f);
-    exec_.for_each(n, f);
-    return Real(0);
+  void max_or_not(bool with_max, std::size_t n, const Fn& f) {
+    if (with_max) exec_.for_each_max_async(n, f);
+    else exec_.for_each(n, f);
   }
   SpectralShape<Real> shape() const {
     const Grid& g = this->grid_;

@@ -316,25 +316,27 @@ void Solver<Real>::evaluation_inputs() {
 //! the work fields: Basdevant 2 inverse + 2 forward transforms (a <- (uv)_hat,
 //! b <- (v^2 - u^2)_hat), advective 4 inverse + 1 forward (a <- (-u.grad omega)_hat). With
 //! `cfl`, returns max(|u|/dx + |v|/dy), which the product kernel computes on the way (no
-//! separate pass; the one wait for the device in a step); the later stages pass false.
+//! separate pass). Reading it is the one wait for the device in a step, and it comes after
+//! the forward transforms are queued, so that the device works while the host waits; the
+//! later stages pass false.
 template <class Real>
 Real Solver<Real>::evaluate_products(bool cfl) {
   inputs_ready_ = false;  // the inverse transforms overwrite their inputs
   if (!advective()) {
     b_.inverse(a_hat_, u_);
     b_.inverse(b_hat_, v_);
-    const Real rate = b_.basdevant_products(u_, v_, cfl);
+    b_.basdevant_products(u_, v_, cfl);
     b_.forward(u_, a_hat_);
     b_.forward(v_, b_hat_);
-    return rate;
+    return cfl ? b_.cfl_maximum() : Real(0);
   }
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
   b_.inverse(c_hat_, wx_);
   b_.inverse(d_hat_, wy_);
-  const Real rate = b_.advective_product(u_, v_, wx_, wy_, cfl);
+  b_.advective_product(u_, v_, wx_, wy_, cfl);
   b_.forward(wx_, a_hat_);
-  return rate;
+  return cfl ? b_.cfl_maximum() : Real(0);
 }
 
 // ---------------------------------------------------------------- stepping

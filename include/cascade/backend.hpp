@@ -75,13 +75,16 @@ class Backend {
   //! u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled by 1/(nx ny).
   virtual void advective_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat,
                                 Buffer<Cplx>& wx_hat, Buffer<Cplx>& wy_hat) = 0;
-  //! In place u <- u v, v <- v^2 - u^2; with `cfl`, returns max(|u|/dx + |v|/dy) of the
-  //! input (the CFL maximum, fused into the product pass; NaN if any value is NaN), which
-  //! waits for the device; without, returns 0 at once (the later stages of a step).
-  virtual Real basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl = true) = 0;
-  //! wx <- -(u wx + v wy); returns max(|u|/dx + |v|/dy) as basdevant_products does.
-  virtual Real advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
-                                 const Buffer<Real>& wy, bool cfl = true) = 0;
+  //! In place u <- u v, v <- v^2 - u^2; with `cfl`, the same pass also takes the CFL maximum
+  //! max(|u|/dx + |v|/dy) of the input (NaN if any value is NaN), which cfl_maximum() returns;
+  //! without (the later stages of a step), no maximum is taken.
+  virtual void basdevant_products(Buffer<Real>& u, Buffer<Real>& v, bool cfl) = 0;
+  //! wx <- -(u wx + v wy); the CFL maximum as basdevant_products.
+  virtual void advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
+                                 const Buffer<Real>& wy, bool cfl) = 0;
+  //! The CFL maximum of the last product pass that took one. On the GPU this waits for that
+  //! number alone: work queued after the pass (the forward transforms) keeps the device busy.
+  virtual Real cfl_maximum() = 0;
   //! Zero the modes the dealiasing rule removes, and k = 0.
   virtual void apply_mask(Buffer<Cplx>& a_hat) = 0;
   //! One stage of an integrating-factor RK step fused with the spectral work around it
