@@ -446,12 +446,6 @@ bool append_xdmf_entry(const std::string& path, const std::string& entry) {
 }
 }  // namespace
 
-std::string xdmf_index(const std::vector<SnapshotEntry>& entries) {
-  std::string x = kXdmfHead;
-  for (const auto& e : entries) x += xdmf_entry(e);
-  return x + kXdmfTail;
-}
-
 //! The entries of the snapshot files below `limit` in dir/snapshots, read from the files.
 std::string SnapshotSeries::listed_entries(long limit) const {
   std::string out;

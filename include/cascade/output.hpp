@@ -140,8 +140,6 @@ class SnapshotSeries {
 };
 
 std::string snapshot_name(long index);
-//! The XDMF text for the snapshots (ParaView/VisIt open it as a time series).
-std::string xdmf_index(const std::vector<SnapshotEntry>& entries);
 
 // ---------------------------------------------------------------- checkpoints
 
