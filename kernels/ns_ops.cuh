@@ -163,7 +163,7 @@ struct ApplyMask {
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
-    if (!mask.keep(s, i, j) || idx == 0) a_hat[idx] = {Real(0), Real(0)};
+    if (!mask.keep(s, i, j) || (i == 0 && j == 0)) a_hat[idx] = {Real(0), Real(0)};
   }
 };
 
@@ -220,7 +220,7 @@ struct FusedStage {
     }
     const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
     Complex<Real> k = {Real(0), Real(0)};
-    if (idx != 0) {
+    if (i != 0 || j != 0) {
       if (advective) {
         k = A[idx];
       } else {
@@ -436,9 +436,10 @@ struct VortexField {
   int count;
   bool accumulate;  //!< add to omega (later batches) instead of overwriting it
   Real* omega;
+  int j0 = 0;  //!< first row of the slab (cascade::Slab)
   CASCADE_HD void operator()(std::size_t idx) const {
-    const int j = int(idx / nx), i = int(idx - std::size_t(j) * nx);
-    const double x = dx * i, y = dy * j;
+    const int r = int(idx / nx), i = int(idx - std::size_t(r) * nx);
+    const double x = dx * i, y = dy * (j0 + r);
     double w = accumulate ? double(omega[idx]) : 0.0;
     for (int k = 0; k < count; ++k) {
       const VortexSpec& p = v[k];
@@ -506,9 +507,10 @@ struct TaylorGreenVorticity {
   double kx, ky;  //!< m kx0, m ky0
   double amplitude;
   Real* omega;
+  int j0 = 0;  //!< first row of the slab (cascade::Slab)
   CASCADE_HD void operator()(std::size_t idx) const {
-    const int j = int(idx / nx), i = int(idx - std::size_t(j) * nx);
-    const double x = double(dx) * i, y = double(dy) * j;
+    const int r = int(idx / nx), i = int(idx - std::size_t(r) * nx);
+    const double x = double(dx) * i, y = double(dy) * (j0 + r);
     omega[idx] = Real(amplitude * (kx * kx + ky * ky) * sin(kx * x) * sin(ky * y));
   }
 };
@@ -521,8 +523,9 @@ struct KolmogorovVorticityForcing {
   Real dy;
   double chi, kf;
   Real* f;
+  int j0 = 0;  //!< first row of the slab (cascade::Slab)
   CASCADE_HD void operator()(std::size_t idx) const {
-    const int j = int(idx / nx);
+    const int j = j0 + int(idx / nx);
     f[idx] = Real(-chi * kf * cos(kf * double(dy) * j));
   }
 };

@@ -1,6 +1,7 @@
 //! @file Per-point operations on physical fields, written once as CASCADE_HD functors.
 //!
-//! Each functor is called with the flat index idx = j*nx + i of one grid point.
+//! Each functor is called with the flat index idx = j*nx + i of one grid point (rows counted
+//! from the first row of its slab, PhysicalShape::j0).
 #pragma once
 
 #include <cmath>
@@ -18,11 +19,12 @@ struct PhysicalShape {
   Real dx;
   Real dy;
   double inv_nx;  //!< 1 / nx (see SpectralShape::mode)
+  int j0 = 0;     //!< the first row of a slab (cascade::Slab); 0 for a whole grid
   CASCADE_HD void point(std::size_t idx, int& i, int& j) const {
     std::size_t row = static_cast<std::size_t>(double(idx) * inv_nx);
     if (row * std::size_t(nx) > idx) --row;
     else if ((row + 1) * std::size_t(nx) <= idx) ++row;
-    j = static_cast<int>(row);
+    j = j0 + static_cast<int>(row);
     i = static_cast<int>(idx - row * std::size_t(nx));
   }
 };

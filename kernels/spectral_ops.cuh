@@ -1,6 +1,7 @@
 //! @file Per-mode spectral operations, written once as CASCADE_HD functors.
 //!
-//! Each functor is called with the flat index of one mode of a ny x (nx/2+1) half spectrum;
+//! Each functor is called with the flat index of one mode of a ny x (nx/2+1) half spectrum
+//! (or of its slab, see SpectralShape::mode);
 //! the CPU backend loops over it (OpenMP), the CUDA backend wraps it in a one-line kernel.
 //! Transforms are unnormalised in both directions (FFTW/cuFFT convention), so an operation
 //! that prepares a field for the inverse transform multiplies by scale = 1/(nx ny).
@@ -23,9 +24,24 @@ struct SpectralShape {
 
   double inv_nxh;  //!< 1 / nxh: the row of a flat index without an integer division
 
-  //! (i, j) of flat index idx = j nxh + i. A 64-bit integer division costs tens of cycles a
-  //! mode; a multiplication by the reciprocal, corrected by one step either way, does not.
+  // A slab of a decomposed grid (cascade::Slab): the columns i0.. stored transposed,
+  // idx = (i - i0) ny + j. Zero/false for a whole grid.
+  int i0 = 0;
+  bool transposed = false;
+  double inv_ny = 0;  //!< 1 / ny, for the transposed layout
+
+  //! (i, j) of flat index idx = j nxh + i (or (i - i0) ny + j in a slab). A 64-bit integer
+  //! division costs tens of cycles a mode; a multiplication by the reciprocal, corrected by
+  //! one step either way, does not.
   CASCADE_HD void mode(std::size_t idx, int& i, int& j) const {
+    if (transposed) {
+      std::size_t col = static_cast<std::size_t>(double(idx) * inv_ny);
+      if (col * std::size_t(ny) > idx) --col;
+      else if ((col + 1) * std::size_t(ny) <= idx) ++col;
+      i = i0 + static_cast<int>(col);
+      j = static_cast<int>(idx - col * std::size_t(ny));
+      return;
+    }
     std::size_t row = static_cast<std::size_t>(double(idx) * inv_nxh);
     if (row * std::size_t(nxh) > idx) --row;
     else if ((row + 1) * std::size_t(nxh) <= idx) ++row;

@@ -191,7 +191,7 @@ class CudaExec {
  public:
   static constexpr BackendKind kKind = BackendKind::Cuda;
 
-  CudaExec(const Grid& grid, int device) : device_(device) {
+  CudaExec(const Grid& grid, int device) : device_(device), whole_(Slab::whole(grid)) {
     std::string why;
     const int count = cuda_device_count(&why);
     if (count == 0) throw RunError("CUDA backend: " + why);
@@ -288,6 +288,7 @@ class CudaExec {
   }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   std::size_t fft_work_bytes() const { return work_bytes_; }
+  Slab slab() const { return whole_; }
   void device_memory(std::size_t& used, std::size_t& total) const {
     std::size_t free_b = 0;
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
@@ -403,6 +404,7 @@ class CudaExec {
 
  private:
   int device_;
+  Slab whole_;  //!< one GPU holds the whole grid
   cudaDeviceProp prop_{};
   cudaStream_t stream_ = nullptr;
   cufftHandle forward_ = 0;

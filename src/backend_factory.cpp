@@ -3,6 +3,7 @@
 
 #include "cascade/backend.hpp"
 #include "cascade/error.hpp"
+#include "cascade/parallel.hpp"
 
 namespace cascade {
 
@@ -19,6 +20,17 @@ std::string cuda_unavailable_reason() {
 BackendKind resolve_backend(const std::string& requested, std::string& why) {
   if (requested == "cpu") {
     why = "requested";
+    return BackendKind::Cpu;
+  }
+  if (parallel::size() > 1) {
+    // Slabs over MPI are built on the CPU backend; the GPU one holds a whole grid.
+    if (requested == "cuda")
+      throw InputError("run.backend: cuda with " + std::to_string(parallel::size()) +
+                       " MPI ranks: multi-GPU runs are not available in this version; run on one GPU, or on the "
+                       "CPU (run.backend: cpu) over MPI");
+    if (requested != "auto")
+      throw InputError("run.backend: expected auto, cuda or cpu, found '" + requested + "'");
+    why = "auto: " + std::to_string(parallel::size()) + " MPI ranks run on the CPU";
     return BackendKind::Cpu;
   }
   const std::string reason = cuda_unavailable_reason();
@@ -49,6 +61,7 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
     throw InputError("run.backend: cuda is not available: " + cuda_unavailable_reason());
 #endif
   }
+  if (parallel::size() > 1) return make_mpi_cpu_backend<Real>(grid, threads, planning);
   return make_cpu_backend<Real>(grid, threads, planning);
 }
 

@@ -13,6 +13,7 @@
 
 #include "cascade/backend.hpp"
 #include "cascade/error.hpp"
+#include "cascade/parallel.hpp"
 #include "kernels/ns_ops.cuh"
 #include "kernels/pointwise_ops.cuh"
 #include "kernels/spectral_ops.cuh"
@@ -26,23 +27,82 @@ class BackendImpl final : public Backend<Real> {
 
   template <class... Args>
   explicit BackendImpl(const Grid& grid, Args&&... args)
-      : Backend<Real>(grid), exec_(grid, std::forward<Args>(args)...) {}
+      : Backend<Real>(grid), exec_(grid, std::forward<Args>(args)...) {
+    this->slab_ = exec_.slab();
+    if (this->slab_.transposed) {  // every rank's slab, for the gathers
+      slabs_.resize(std::size_t(parallel::size()));
+      parallel::allgather(&this->slab_, sizeof(Slab), slabs_.data());
+    }
+  }
 
   BackendKind kind() const override { return Exec::kKind; }
   std::string description() const override { return exec_.description(); }
 
-  Buffer<Real> real_field() override { return exec_.template alloc<Real>(this->grid_.size()); }
+  Buffer<Real> real_field() override { return exec_.template alloc<Real>(this->slab_.real_count(this->grid_)); }
   Buffer<Cplx> spectral_field() override {
-    return exec_.template alloc<Cplx>(this->grid_.spectral_size());
+    return exec_.template alloc<Cplx>(this->slab_.spectral_count(this->grid_));
   }
-  void to_host(const Buffer<Real>& src, std::vector<Real>& dst) override { copy_out(src, dst); }
-  void to_host(const Buffer<Cplx>& src, std::vector<Cplx>& dst) override { copy_out(src, dst); }
-  void from_host(const std::vector<Real>& src, Buffer<Real>& dst) override { copy_in(src, dst); }
-  void from_host(const std::vector<Cplx>& src, Buffer<Cplx>& dst) override { copy_in(src, dst); }
+  void to_host(const Buffer<Real>& src, std::vector<Real>& dst) override {
+    if (!decomposed()) return copy_out(src, dst);
+    check_real(src);
+    std::vector<Real> mine;
+    copy_out(src, mine);
+    std::vector<std::size_t> counts;
+    for (const Slab& s : slabs_) counts.push_back(s.real_count(this->grid_));
+    dst.assign(parallel::root() ? this->grid_.size() : 0, Real(0));
+    parallel::gatherv(mine.data(), sizeof(Real), counts, dst.data());  // the slabs are rows in rank order
+  }
+  void to_host(const Buffer<Cplx>& src, std::vector<Cplx>& dst) override {
+    if (!decomposed()) return copy_out(src, dst);
+    check_spectral(src);
+    const Grid& g = this->grid_;
+    std::vector<Cplx> mine, columns(parallel::root() ? g.spectral_size() : 0);
+    copy_out(src, mine);
+    std::vector<std::size_t> counts;
+    for (const Slab& s : slabs_) counts.push_back(s.spectral_count(g));
+    parallel::gatherv(mine.data(), sizeof(Cplx), counts, columns.data());  // [i][j]: columns in rank order
+    dst.clear();
+    if (!parallel::root()) return;
+    dst.resize(g.spectral_size());
+    const std::size_t nxh = std::size_t(g.nxh()), ny = std::size_t(g.ny);
+    for (std::size_t i = 0; i < nxh; ++i)
+      for (std::size_t j = 0; j < ny; ++j) dst[j * nxh + i] = columns[i * ny + j];
+  }
+  void from_host(const std::vector<Real>& src, Buffer<Real>& dst) override {
+    if (!decomposed()) return copy_in(src, dst);
+    check_real(dst);
+    if (src.size() != this->grid_.size()) throw RunError("from_host: size mismatch");
+    const std::size_t first = std::size_t(this->slab_.j0) * std::size_t(this->grid_.nx);
+    exec_.copy_from_host(src.data() + first, dst.data(), dst.size());
+  }
+  void from_host(const std::vector<Cplx>& src, Buffer<Cplx>& dst) override {
+    if (!decomposed()) return copy_in(src, dst);
+    check_spectral(dst);
+    const Grid& g = this->grid_;
+    if (src.size() != g.spectral_size()) throw RunError("from_host: size mismatch");
+    const Slab& s = this->slab_;
+    std::vector<Cplx> mine(dst.size());
+    const std::size_t nxh = std::size_t(g.nxh()), ny = std::size_t(g.ny);
+    for (std::size_t c = 0; c < std::size_t(s.cols); ++c)
+      for (std::size_t j = 0; j < ny; ++j) mine[c * ny + j] = src[j * nxh + std::size_t(s.i0) + c];
+    copy_in(mine, dst);
+  }
+  //! The value at a global index (ny x nx); in a decomposed run the rank holding it sends it.
   Real value_at(const Buffer<Real>& a, std::size_t index) override {
-    if (index >= a.size()) throw RunError("value_at: index out of range");
-    Real v;
-    exec_.copy_to_host(a.data() + index, &v, 1);
+    check_real(a);
+    if (index >= this->grid_.size()) throw RunError("value_at: index out of range");
+    Real v = Real(0);
+    if (!decomposed()) {
+      exec_.copy_to_host(a.data() + index, &v, 1);
+      return v;
+    }
+    const int row = int(index / std::size_t(this->grid_.nx));
+    int owner = 0;
+    for (std::size_t r = 0; r < slabs_.size(); ++r)
+      if (row >= slabs_[r].j0 && row < slabs_[r].j0 + slabs_[r].rows) owner = int(r);
+    if (owner == parallel::rank())
+      exec_.copy_to_host(a.data() + (index - std::size_t(this->slab_.j0) * std::size_t(this->grid_.nx)), &v, 1);
+    parallel::broadcast(&v, sizeof(v), owner);
     return v;
   }
   void synchronize() override { exec_.synchronize(); }
@@ -179,7 +239,7 @@ class BackendImpl final : public Backend<Real> {
   void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& w) override {
     check_real(w);
     const Grid& g = this->grid_;
-    VortexField<Real> f{g.nx, g.dx(), g.dy(), g.lx, g.ly, {}, 0, false, w.data()};
+    VortexField<Real> f{g.nx, g.dx(), g.dy(), g.lx, g.ly, {}, 0, false, w.data(), this->slab_.j0};
     for (std::size_t first = 0; first < vortices.size() || first == 0; first += kVortexBatch) {
       f.count = 0;
       for (std::size_t k = first; k < vortices.size() && f.count < kVortexBatch; ++k) f.v[f.count++] = vortices[k];
@@ -197,13 +257,13 @@ class BackendImpl final : public Backend<Real> {
     const Grid& g = this->grid_;
     exec_.for_each(w.size(), TaylorGreenVorticity<Real>{g.nx, Real(g.dx()), Real(g.dy()),
                                                         mode * 2 * M_PI / g.lx, mode * 2 * M_PI / g.ly,
-                                                        amplitude, w.data()});
+                                                        amplitude, w.data(), this->slab_.j0});
   }
   void kolmogorov_forcing(double chi, int n_f, Buffer<Real>& f) override {
     check_real(f);
     const Grid& g = this->grid_;
     exec_.for_each(f.size(), KolmogorovVorticityForcing<Real>{g.nx, Real(g.dy()), chi,
-                                                              n_f * 2 * M_PI / g.ly, f.data()});
+                                                              n_f * 2 * M_PI / g.ly, f.data(), this->slab_.j0});
   }
 
  private:
@@ -213,13 +273,17 @@ class BackendImpl final : public Backend<Real> {
     if (with_max) exec_.for_each_max_async(n, f);
     else exec_.for_each(n, f);
   }
+  //! Whether this backend holds a slab of the grid (an MPI rank of a decomposed run).
+  bool decomposed() const { return this->slab_.transposed; }
   SpectralShape<Real> shape() const {
     const Grid& g = this->grid_;
-    return {g.nx, g.ny, g.nxh(), Real(2 * M_PI / g.lx), Real(2 * M_PI / g.ly), 1.0 / g.nxh()};
+    const Slab& s = this->slab_;
+    return {g.nx, g.ny, g.nxh(), Real(2 * M_PI / g.lx), Real(2 * M_PI / g.ly), 1.0 / g.nxh(),
+            s.i0, s.transposed, 1.0 / g.ny};
   }
   PhysicalShape<Real> physical() const {
     const Grid& g = this->grid_;
-    return {g.nx, g.ny, Real(g.dx()), Real(g.dy()), 1.0 / g.nx};
+    return {g.nx, g.ny, Real(g.dx()), Real(g.dy()), 1.0 / g.nx, this->slab_.j0};
   }
   Real inv_n() const { return Real(1.0 / double(this->grid_.size())); }
   DealiasMask<Real> mask() const { return {this->grid_.dealias == Dealias::TwoThirds}; }
@@ -236,10 +300,10 @@ class BackendImpl final : public Backend<Real> {
   }
 
   void check_real(const Buffer<Real>& b) const {
-    if (b.size() != this->grid_.size()) throw RunError("backend: real buffer of the wrong size");
+    if (b.size() != this->slab_.real_count(this->grid_)) throw RunError("backend: real buffer of the wrong size");
   }
   void check_spectral(const Buffer<Cplx>& b) const {
-    if (b.size() != this->grid_.spectral_size())
+    if (b.size() != this->slab_.spectral_count(this->grid_))
       throw RunError("backend: spectral buffer of the wrong size");
   }
   template <class T>
@@ -254,6 +318,7 @@ class BackendImpl final : public Backend<Real> {
   }
 
   Exec exec_;
+  std::vector<Slab> slabs_;  //!< every rank's slab (decomposed runs only)
 };
 
 }  // namespace cascade

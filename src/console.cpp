@@ -43,6 +43,7 @@ void Console::end_progress() {
 }
 
 void Console::info(const std::string& text) {
+  if (muted_) return;
   if (level_ != Level::Quiet) {
     end_progress();
     std::printf("%s\n", text.c_str());
@@ -52,6 +53,7 @@ void Console::info(const std::string& text) {
 }
 
 void Console::detail(const std::string& text) {
+  if (muted_) return;
   if (level_ == Level::Verbose) {
     end_progress();
     std::printf("%s\n", text.c_str());
@@ -61,6 +63,7 @@ void Console::detail(const std::string& text) {
 }
 
 void Console::always(const std::string& text) {
+  if (muted_) return;
   end_progress();
   std::printf("%s\n", text.c_str());
   std::fflush(stdout);
@@ -68,6 +71,7 @@ void Console::always(const std::string& text) {
 }
 
 void Console::progress(const std::string& text, bool periodic) {
+  if (muted_) return;
   if (periodic) log(text);
   if (level_ == Level::Quiet) return;
   if (tty_) {

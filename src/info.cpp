@@ -10,6 +10,7 @@
 
 #include "cascade/backend.hpp"
 #include "cascade/info.hpp"
+#include "cascade/parallel.hpp"
 #include "cascade/version.hpp"
 
 namespace cascade {
@@ -50,6 +51,12 @@ int run_info() {
 #else
   fmt::print("  cuda: not built ({})\n", cuda_unavailable_reason());
 #endif
+  if (parallel::built_with_mpi())
+    fmt::print("mpi: built with MPI; {} (mpirun -n R cascade run DECK: slabs on the CPU)\n",
+               parallel::active() ? fmt::format("rank {} of {}", parallel::rank(), parallel::size())
+                                  : std::string("this process was not started by mpirun"));
+  else
+    fmt::print("mpi: not built (CASCADE_MPI=OFF, or no MPI and fftw3-mpi at configure time)\n");
   std::string reason;
   const BackendKind k = resolve_backend("auto", reason);
   fmt::print("run.backend: auto picks {} ({})\n", to_string(k), reason);

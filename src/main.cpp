@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cascade/bench.hpp"
@@ -17,6 +19,7 @@
 #include "cascade/info.hpp"
 #include "cascade/io.hpp"
 #include "cascade/output.hpp"
+#include "cascade/parallel.hpp"
 #include "cascade/poisson.hpp"
 #include "cascade/run.hpp"
 #include "cascade/version.hpp"
@@ -144,6 +147,8 @@ int run(int argc, char** argv) {
   }
   if (app.got_subcommand("info")) return cascade::run_info();
   if (bench->parsed()) {
+    if (cascade::parallel::size() > 1)
+      throw cascade::InputError("bench: runs as one process; start it without mpirun (cascade run runs over MPI)");
     bench_opts.what = bench_what;
     bench_opts.fft_planning = bench_planning == "measure"    ? cascade::FftPlanning::Measure
                               : bench_planning == "estimate" ? cascade::FftPlanning::Estimate
@@ -160,22 +165,49 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+//! The end of a failed run. Alone, the code is main's exit status. Over MPI every rank ends:
+//! rank 0 says why (the others only what rank 0 cannot know: their own run failures), and
+//! MPI_Abort ends the job with the code, so that no rank waits in a collective for one that
+//! has stopped (a deck error stops them all alike; a full disk on rank 0 stops rank 0 alone).
+int fail(int code, const char* prefix, const char* what) {
+  const bool quiet_rank = !cascade::parallel::root() && code == kExitBadInput;  // rank 0 says the same
+  if (!quiet_rank) {
+    const std::string rank =
+        cascade::parallel::size() > 1 ? fmt::format(" (rank {})", cascade::parallel::rank()) : std::string();
+    std::fprintf(stderr, "cascade: %s%s: %s\n", prefix, rank.c_str(), what);
+    std::fflush(stderr);
+  }
+  if (cascade::parallel::size() > 1) {
+    if (!cascade::parallel::root()) std::this_thread::sleep_for(std::chrono::milliseconds(500));  // rank 0 first
+    cascade::parallel::abort_all(code);
+  }
+  cascade::parallel::finalize();
+  return code;
+}
+
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must make writes fail with an error, not kill the run.
   std::signal(SIGXFSZ, SIG_IGN);
-  try {
-    return run(argc, argv);
-  } catch (const cascade::InputError& e) {
-    std::fprintf(stderr, "cascade: error: %s\n", e.what());
+  cascade::parallel::init(argc, argv);
+  bool report = false;
+  const std::string problem = cascade::parallel::launch_problem(report);
+  if (!problem.empty()) {
+    if (report) std::fprintf(stderr, "cascade: error: %s\n", problem.c_str());
+    cascade::parallel::finalize();
     return kExitBadInput;
-  } catch (const cascade::RunError& e) {
-    std::fprintf(stderr, "cascade: run failed: %s\n", e.what());
-    return kExitRunFailed;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "cascade: run failed: out of host memory\n");
-    return kExitRunFailed;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cascade: run failed: %s\n", e.what());
-    return kExitRunFailed;
   }
+  int code = kExitOk;
+  try {
+    code = run(argc, argv);
+  } catch (const cascade::InputError& e) {
+    return fail(kExitBadInput, "error", e.what());
+  } catch (const cascade::RunError& e) {
+    return fail(kExitRunFailed, "run failed", e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(kExitRunFailed, "run failed", "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(kExitRunFailed, "run failed", e.what());
+  }
+  cascade::parallel::finalize();
+  return code;
 }

@@ -7,6 +7,7 @@
 
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
+#include "cascade/parallel.hpp"
 
 namespace cascade {
 
@@ -34,6 +35,7 @@ PoissonResult solve_poisson(Backend<Real>& backend, const PoissonConfig& p) {
   res.phi.assign(host.begin(), host.end());
   backend.to_host(rhs, host);
   res.rhs.assign(host.begin(), host.end());
+  if (res.phi.empty()) return res;  // an MPI rank other than 0: the fields are gathered there
 
   // The exact solution, evaluated independently on the host in double.
   res.exact.resize(g.size());
@@ -79,10 +81,14 @@ int poisson_with(const Config& c, BackendKind kind, const std::string& why) {
   const FftPlanning planning = c.run.fft_planning == FftPlanning::Measure ? FftPlanning::Measure : FftPlanning::Estimate;
   auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, planning);
   const PoissonConfig& p = c.poisson;
-  fmt::print("cascade poisson: {} x {} grid, box {:g} x {:g}, Gaussian sigma {:g} at ({:g}, {:g})\n",
-             grid.nx, grid.ny, grid.lx, grid.ly, p.sigma, p.x0, p.y0);
-  fmt::print("backend: {} [{}], precision {}\n", backend->description(), why, to_string(c.run.precision));
+  const bool root = parallel::root();  // over MPI every rank solves its slab; rank 0 reports and writes
+  if (root) {
+    fmt::print("cascade poisson: {} x {} grid, box {:g} x {:g}, Gaussian sigma {:g} at ({:g}, {:g})\n", grid.nx,
+               grid.ny, grid.lx, grid.ly, p.sigma, p.x0, p.y0);
+    fmt::print("backend: {} [{}], precision {}\n", backend->description(), why, to_string(c.run.precision));
+  }
   const PoissonResult r = solve_poisson(*backend, p);
+  if (!root) return 0;
   fmt::print("gauge: {}\n", p.gauge == "corner" ? "phi(0,0) = 0 (corner, as the reference example)"
                                                  : "mean of phi = 0 (exact solution shifted to zero mean)");
   auto report = [&](const char* label, int i, int j) {

@@ -15,11 +15,13 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "cascade/console.hpp"
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/output.hpp"
+#include "cascade/parallel.hpp"
 #include "cascade/solver.hpp"
 #include "cascade/version.hpp"
 
@@ -106,6 +108,10 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
              Console& console) {
   const bool restart = from != nullptr;
   const std::string dir = c.output.directory;
+  // Over MPI every rank runs this function in step (parallel.hpp); rank 0 alone shows, logs
+  // and writes, from fields the others help gather.
+  const bool root = parallel::root();
+  if (!root) console.mute();
   const Grid grid = c.make_grid();
   console.info(fmt::format("cascade run: {}", restart ? o.restart : c.source));
   auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning);
@@ -157,15 +163,20 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
 
   // ---- the output directory: only now, with the inputs accepted, is anything written
-  if (!restart && o.overwrite) clear_run(dir);
-  make_directories(dir);
-  remove_stale_temporaries(dir);
-  console.open_log(dir + "/log.txt");
-  write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
-  make_directories(dir + "/checkpoints");
-  DiagnosticsLog diagnostics(dir, restart, solver.time());
-  SpectraLog spectra(dir, restart, solver.time(), solver.shell_centres());
-  SnapshotSeries snapshots(dir, grid, restart ? from->meta.snapshot_index : 0);
+  std::optional<DiagnosticsLog> diagnostics;
+  std::optional<SpectraLog> spectra;
+  std::optional<SnapshotSeries> snapshots;
+  if (root) {
+    if (!restart && o.overwrite) clear_run(dir);
+    make_directories(dir);
+    remove_stale_temporaries(dir);
+    console.open_log(dir + "/log.txt");
+    write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
+    make_directories(dir + "/checkpoints");
+    diagnostics.emplace(dir, restart, solver.time());
+    spectra.emplace(dir, restart, solver.time(), solver.shell_centres());
+    snapshots.emplace(dir, grid, restart ? from->meta.snapshot_index : 0);
+  }
   BackgroundWriter writer;
   StopSignals signals;
 
@@ -193,26 +204,30 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
         fields.emplace_back(name, solver.field(name));
       }
     }
-    writer.submit(snapshots.task<Real>(c, where, solver.time(), solver.steps(), dt, std::move(fields)));
+    if (root) writer.submit(snapshots->task<Real>(c, where, solver.time(), solver.steps(), dt, std::move(fields)));
   };
   auto write_spectra_row = [&] {
     const auto sp = solver.spectra();
-    spectra.append(solver.time(), solver.steps(), sp.energy, sp.enstrophy, sp.flux, sp.flux_z);
+    if (root) spectra->append(solver.time(), solver.steps(), sp.energy, sp.enstrophy, sp.flux, sp.flux_z);
   };
   auto write_checkpoint = [&] {
     CheckpointMeta m;
     m.time = solver.time();
     m.step = solver.steps();
     m.dt = solver.last_dt();
-    m.snapshot_index = snapshots.next_index();
+    m.snapshot_index = root ? snapshots->next_index() : 0;
     m.stepper = c.time.stepper;
     m.seed = c.forcing.seed;
     m.budget = solver.budget();
+    last_checkpoint_time = wall();
+    // The state is copied to the host here (gathered on every rank: a collective); the file is
+    // written while the run goes on.
+    auto state = solver.vorticity_hat();
+    if (!root) return;
     const std::string path = checkpoint_path(dir, solver.steps());
-    writer.submit(diagnostics.h5_task(c, where));
-    if (c.output.spectra_every > 0) writer.submit(spectra.h5_task(c, where, solver.dk()));
-    // The state is copied to the host here; the file is written while the run goes on.
-    writer.submit(checkpoint_task<Real>(path, c, where, solver.vorticity_hat(), m));
+    writer.submit(diagnostics->h5_task(c, where));
+    if (c.output.spectra_every > 0) writer.submit(spectra->h5_task(c, where, solver.dk()));
+    writer.submit(checkpoint_task<Real>(path, c, where, std::move(state), m));
     writer.submit([dir, keep = c.output.keep_checkpoints, path, last_good] {
       {
         std::lock_guard<std::mutex> lock(last_good->mutex);
@@ -220,13 +235,12 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       }
       prune_checkpoints(dir, keep);
     });
-    last_checkpoint_time = wall();
   };
 
   // ---- outputs at the start (a restart has them from before)
   if (!restart) {
     Diagnostics d = solver.diagnose_interval();
-    diagnostics.append(d, 0.0);
+    if (root) diagnostics->append(d, 0.0);
     if (c.output.snapshot_every > 0) write_snapshot(0.0);
     if (c.output.spectra_every > 0) write_spectra_row();
   }
@@ -264,8 +278,20 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       const double t = solver.time();
       const bool want_print = steps_since_print >= c.output.print_every || t >= t_end;
       // On a terminal the line is refreshed about four times a second.
-      const bool want_live = console.terminal() && console.level() != Console::Level::Quiet &&
-                             std::chrono::duration<double>(Clock::now() - live_clock).count() > 0.25;
+      bool want_live = console.terminal() && console.level() != Console::Level::Quiet &&
+                       std::chrono::duration<double>(Clock::now() - live_clock).count() > 0.25;
+      bool wall_due = c.output.checkpoint_wall_seconds > 0 &&
+                      wall() - last_checkpoint_time >= c.output.checkpoint_wall_seconds;
+      int caught = signals.caught();
+      if (parallel::size() > 1) {
+        // What the clock and the signals say can differ between ranks: rank 0's clock decides,
+        // a signal on any rank stops them all, at the same step.
+        int agreed[3] = {root && want_live, root && wall_due, caught};
+        parallel::agree_max(agreed, 3);
+        want_live = agreed[0] != 0;
+        wall_due = agreed[1] != 0;
+        caught = agreed[2];
+      }
       ++steps_since_row;
       if (diag.due(t) || want_print || want_live) {
         Diagnostics d = diag.due(t) ? solver.diagnose_interval() : solver.diagnose();
@@ -274,7 +300,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
         if (diag.due(t)) {
           const double now = wall();
           d.wall_per_step = steps_since_row > 0 ? (now - last_row_wall) / steps_since_row : 0.0;
-          diagnostics.append(d, now);
+          if (root) diagnostics->append(d, now);
           steps_since_row = 0;
           last_row_wall = now;
         }
@@ -292,12 +318,10 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
       }
       if (snap.due(t)) write_snapshot(last.dt);
       if (spec.due(t)) write_spectra_row();
-      const bool wall_due = c.output.checkpoint_wall_seconds > 0 &&
-                            wall() - last_checkpoint_time >= c.output.checkpoint_wall_seconds;
       if ((ckpt.due(t) || wall_due) && t < t_end) write_checkpoint();
       for (Schedule* s : {&diag, &snap, &spec, &ckpt})
         if (s->due(t)) s->start(t);
-      if ((stopped_by = signals.caught())) break;
+      if ((stopped_by = caught)) break;
       if (c.time.max_steps > 0 && solver.steps() - first_step >= c.time.max_steps) {
         console.info(fmt::format("stopping at time.max_steps = {}", c.time.max_steps));
         break;
@@ -338,8 +362,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
                              ru.ru_maxrss / 1024.0));
   console.always(fmt::format("wrote {}/: deck.yaml, log.txt, diagnostics.csv/.h5{}{}, checkpoints/{}", dir,
                              c.output.spectra_every > 0 ? ", spectra.h5" : "",
-                             c.output.snapshot_every > 0
-                                 ? fmt::format(", snapshots/ ({} in snapshots.xmf)", snapshots.next_index())
+                             c.output.snapshot_every > 0 && root
+                                 ? fmt::format(", snapshots/ ({} in snapshots.xmf)", snapshots->next_index())
                                  : "",
                              base_name(last_checkpoint())));
   const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
@@ -371,15 +395,17 @@ int run_command(const RunOptions& o) {
     c = load_deck(o.deck, overrides);
   }
   const std::string dir = c.output.directory;
-  struct stat st{};
-  const bool dir_exists = ::stat(dir.c_str(), &st) == 0;
-  if (!from && dir_exists && holds_run(dir)) {
-    if (!o.overwrite)
-      throw InputError("output.directory: '" + dir +
-                       "' already holds a run's output; continue it with --restart CHECKPOINT, choose another "
-                       "directory, or replace it with --overwrite");
+  if (parallel::root()) {  // over MPI, rank 0 alone looks at and writes the output directory
+    struct stat st{};
+    const bool dir_exists = ::stat(dir.c_str(), &st) == 0;
+    if (!from && dir_exists && holds_run(dir)) {
+      if (!o.overwrite)
+        throw InputError("output.directory: '" + dir +
+                         "' already holds a run's output; continue it with --restart CHECKPOINT, choose another "
+                         "directory, or replace it with --overwrite");
+    }
+    check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
   }
-  check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
   std::string why;
   const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
   Console console(o.quiet ? Console::Level::Quiet : o.verbose ? Console::Level::Verbose : Console::Level::Normal);

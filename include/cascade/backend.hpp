@@ -25,19 +25,25 @@ class Backend {
  public:
   using Cplx = Complex<Real>;
 
-  explicit Backend(const Grid& grid) : grid_(grid) {}
+  explicit Backend(const Grid& grid) : grid_(grid), slab_(Slab::whole(grid)) {}
   virtual ~Backend() = default;
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
   const Grid& grid() const { return grid_; }
+  //! The part of the grid this backend holds: all of it, or a rank's slab (MPI). Buffers hold
+  //! the slab; to_host/from_host give and take whole fields in the layouts of grid.hpp. In a
+  //! decomposed run both are collective: to_host gathers the field on rank 0 (the other ranks
+  //! get an empty vector: only rank 0 writes files), from_host takes the whole field on every
+  //! rank and keeps its slab.
+  const Slab& slab() const { return slab_; }
   virtual BackendKind kind() const = 0;
   //! e.g. "cpu (FFTW 3.3.10, 2 threads)" or "cuda (NVIDIA H100 80GB HBM3, device 0)".
   virtual std::string description() const = 0;
 
   // ---- buffers and copies
-  virtual Buffer<Real> real_field() = 0;  //!< ny * nx reals, zeroed
-  virtual Buffer<Cplx> spectral_field() = 0;  //!< ny * (nx/2+1) complex, zeroed
+  virtual Buffer<Real> real_field() = 0;  //!< ny * nx reals (of the slab), zeroed
+  virtual Buffer<Cplx> spectral_field() = 0;  //!< ny * (nx/2+1) complex (of the slab), zeroed
   virtual void to_host(const Buffer<Real>& src, std::vector<Real>& dst) = 0;
   virtual void to_host(const Buffer<Cplx>& src, std::vector<Cplx>& dst) = 0;
   virtual void from_host(const std::vector<Real>& src, Buffer<Real>& dst) = 0;
@@ -129,6 +135,7 @@ class Backend {
 
  protected:
   Grid grid_;
+  Slab slab_;
 };
 
 //! Why the CUDA backend cannot be used here ("" when it can): not built, or no device.
@@ -166,5 +173,9 @@ std::vector<CudaDeviceInfo> cuda_devices();
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads,
                                                 FftPlanning planning = FftPlanning::Estimate);
+//! This MPI rank's slab of a decomposed CPU run (every rank calls it: the plans are made
+//! together). RunError when built without MPI.
+template <class Real>
+std::unique_ptr<Backend<Real>> make_mpi_cpu_backend(const Grid& grid, int threads, FftPlanning planning);
 
 }  // namespace cascade

@@ -30,6 +30,8 @@ class Console {
   //! printed only when `periodic` is true (every print_every steps). Logged when periodic.
   void progress(const std::string& text, bool periodic);
   bool terminal() const { return tty_; }
+  //! Show and log nothing from now on (the ranks of an MPI run other than rank 0).
+  void mute() { muted_ = true; }
   Level level() const { return level_; }
 
  private:
@@ -38,6 +40,7 @@ class Console {
   Level level_;
   bool tty_;
   bool progress_open_ = false;
+  bool muted_ = false;
   std::FILE* log_ = nullptr;
   std::vector<std::string> pending_;
 };

@@ -35,4 +35,21 @@ struct Grid {
   double ky(int j) const;
 };
 
+//! The part of a grid one backend holds. A single-process backend holds all of it; a
+//! slab-decomposed one (MPI ranks) holds the physical rows [j0, j0 + rows), and in spectral
+//! space the kx columns [i0, i0 + cols), stored transposed: a_hat[(i - i0) * ny + j] (the
+//! layout of FFTW's MPI transforms with FFTW_MPI_TRANSPOSED_OUT). Functors decode their flat
+//! index through SpectralShape / PhysicalShape, which carry these offsets.
+struct Slab {
+  int j0 = 0;
+  int rows = 0;
+  int i0 = 0;
+  int cols = 0;
+  bool transposed = false;
+
+  static Slab whole(const Grid& g) { return {0, g.ny, 0, g.nxh(), false}; }
+  std::size_t real_count(const Grid& g) const { return std::size_t(rows) * g.nx; }
+  std::size_t spectral_count(const Grid& g) const { return std::size_t(cols) * g.ny; }
+};
+
 }  // namespace cascade

@@ -1,0 +1,256 @@
+//! @file Slab-decomposed CPU backend (MPI) against the whole-grid CPU backend, operation by
+//! operation. Run under mpirun with 1, 2, 4 ranks (tests/CMakeLists.txt): every rank builds
+//! both backends; fields go in whole on every rank (from_host) and come out whole on rank 0
+//! (to_host gathers there), where each result is compared with the single-process one;
+//! reductions are compared on every rank.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "cascade/backend.hpp"
+#include "cascade/parallel.hpp"
+#include "cascade/vortex.hpp"
+
+using namespace cascade;
+
+namespace {
+
+// A grid whose spectral columns (nx/2+1 = 41) and rows (36) split unevenly over 2 and 4 ranks.
+const Grid kGrid(80, 36, 2 * M_PI, 3.0);
+
+std::unique_ptr<Backend<double>> slabs() {
+  return parallel::size() > 1 ? make_mpi_cpu_backend<double>(kGrid, 1, FftPlanning::Estimate)
+                              : make_cpu_backend<double>(kGrid, 1);
+}
+
+std::vector<double> random_field(unsigned seed) {
+  std::mt19937_64 gen(seed);  // the same on every rank
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> f(kGrid.size());
+  for (auto& x : f) x = u(gen);
+  return f;
+}
+
+template <class T>
+double max_abs(const std::vector<T>& a);
+template <>
+double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double x : a) m = std::max(m, std::abs(x));
+  return m;
+}
+template <>
+double max_abs(const std::vector<Complex<double>>& a) {
+  double m = 0;
+  for (const auto& c : a) m = std::max(m, std::hypot(c.re, c.im));
+  return m;
+}
+// Gathered fields are compared on rank 0 (the others hold none).
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  if (!parallel::root()) return 0;
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) m = std::max(m, std::abs(a[k] - b[k]));
+  return m;
+}
+double max_diff(const std::vector<Complex<double>>& a, const std::vector<Complex<double>>& b) {
+  if (!parallel::root()) return 0;
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+    m = std::max(m, std::hypot(a[k].re - b[k].re, a[k].im - b[k].im));
+  return m;
+}
+
+//! The spectrum of a random real field on both backends.
+struct Pair {
+  std::unique_ptr<Backend<double>> whole = make_cpu_backend<double>(kGrid, 1);
+  std::unique_ptr<Backend<double>> slab = slabs();
+  Buffer<double> rw = whole->real_field(), rs = slab->real_field();
+  Buffer<Complex<double>> hw = whole->spectral_field(), hs = slab->spectral_field();
+  explicit Pair(unsigned seed) {
+    const auto f = random_field(seed);
+    whole->from_host(f, rw);
+    slab->from_host(f, rs);
+    whole->forward(rw, hw);
+    slab->forward(rs, hs);
+  }
+  std::vector<Complex<double>> spectra(bool from_slab) {
+    std::vector<Complex<double>> h;
+    (from_slab ? slab->to_host(hs, h) : whole->to_host(hw, h));
+    return h;
+  }
+};
+
+}  // namespace
+
+TEST(MpiSlabs, SlabsCoverTheGrid) {
+  auto b = slabs();
+  const Slab s = b->slab();
+  int rows = s.rows, cols = s.cols;
+  std::vector<Slab> all(std::size_t(parallel::size()));
+  parallel::allgather(&s, sizeof(Slab), all.data());
+  int next_row = 0, next_col = 0;
+  for (const Slab& t : all) {
+    EXPECT_EQ(t.j0, next_row);
+    EXPECT_EQ(t.i0, next_col);
+    EXPECT_GT(t.rows, 0);
+    EXPECT_GT(t.cols, 0);
+    next_row += t.rows;
+    next_col += t.cols;
+  }
+  EXPECT_EQ(next_row, kGrid.ny);
+  EXPECT_EQ(next_col, kGrid.nxh());
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(cols, 0);
+}
+
+TEST(MpiSlabs, TransformsMatchAndRoundTrip) {
+  Pair p(1);
+  const auto hw = p.spectra(false), hs = p.spectra(true);
+  EXPECT_LE(max_diff(hw, hs), 1e-12 * max_abs(hw));
+  // Inverse (scaled by 1/N) returns the field.
+  p.slab->scale(p.hs, p.hs, 1.0 / double(kGrid.size()));
+  p.slab->inverse(p.hs, p.rs);
+  std::vector<double> back;
+  p.slab->to_host(p.rs, back);
+  EXPECT_LE(max_diff(back, random_field(1)), 1e-13);
+}
+
+TEST(MpiSlabs, SpectralOperationsMatch) {
+  Pair p(2);
+  auto ws = p.slab->spectral_field(), ww = p.whole->spectral_field();
+  auto us = p.slab->spectral_field(), uw = p.whole->spectral_field();
+  auto check = [&](const char* what) {
+    std::vector<Complex<double>> a, b, c, d;
+    p.whole->to_host(ww, a);
+    p.slab->to_host(ws, b);
+    EXPECT_LE(max_diff(a, b), 1e-12 * std::max(max_abs(a), 1e-300)) << what;
+    p.whole->to_host(uw, c);
+    p.slab->to_host(us, d);
+    EXPECT_LE(max_diff(c, d), 1e-12 * std::max(max_abs(c), 1e-300)) << what;
+  };
+  p.whole->derivative(p.hw, ww, 1, 2);
+  p.slab->derivative(p.hs, ws, 1, 2);
+  p.whole->poisson_solve(p.hw, uw);
+  p.slab->poisson_solve(p.hs, us);
+  check("derivative, poisson");
+  p.whole->velocity_hat(p.hw, ww, uw);
+  p.slab->velocity_hat(p.hs, ws, us);
+  check("velocity");
+  p.whole->apply_mask(p.hw);
+  p.slab->apply_mask(p.hs);
+  EXPECT_LE(max_diff(p.spectra(false), p.spectra(true)), 1e-12 * max_abs(p.spectra(false))) << "mask";
+  p.whole->ring_forcing(8.0, 1.5, 2.0, 7, 11, ww);
+  p.slab->ring_forcing(8.0, 1.5, 2.0, 7, 11, ws);
+  p.whole->random_vorticity(5.0, 3, uw);
+  p.slab->random_vorticity(5.0, 3, us);
+  check("ring forcing, random vorticity");
+
+  const LinearCoefficients lin{1e-3, 1, 0.1, 0.01, 1, 0};
+  const SpectralSums a = p.whole->spectral_sums(lin, p.hw, &ww), b = p.slab->spectral_sums(lin, p.hs, &ws);
+  EXPECT_NEAR(a.energy, b.energy, 1e-12 * a.energy);
+  EXPECT_NEAR(a.enstrophy, b.enstrophy, 1e-12 * a.enstrophy);
+  EXPECT_NEAR(a.palinstrophy, b.palinstrophy, 1e-12 * a.palinstrophy);
+  EXPECT_NEAR(a.diss_nu, b.diss_nu, 1e-12 * std::abs(a.diss_nu));
+  EXPECT_NEAR(a.inj, b.inj, 1e-12 * std::abs(a.inj) + 1e-300);
+  EXPECT_NEAR(a.f2, b.f2, 1e-12 * a.f2);
+
+  std::vector<double> sw[4], ss[4];
+  p.whole->shell_spectra(p.hw, false, &ww, &uw, 1.0, 30, sw);
+  p.slab->shell_spectra(p.hs, false, &ws, &us, 1.0, 30, ss);
+  for (int q = 0; q < 4; ++q) EXPECT_LE(max_diff(sw[q], ss[q]), 1e-12 * max_abs(sw[q])) << "shell sum " << q;
+}
+
+TEST(MpiSlabs, FusedStageAndBudgetMatch) {
+  Pair p(3), q(4);
+  auto as = p.slab->spectral_field(), aw = p.whole->spectral_field();
+  auto bs = p.slab->spectral_field(), bw = p.whole->spectral_field();
+  std::vector<Complex<double>> h;
+  q.whole->to_host(q.hw, h);
+  p.whole->from_host(h, aw);
+  p.slab->from_host(h, as);
+  p.whole->scale(p.hw, bw, 0.5);
+  p.slab->scale(p.hs, bs, 0.5);
+  p.whole->apply_mask(p.hw);
+  p.slab->apply_mask(p.hs);
+  const LinearCoefficients lin{1e-3, 1, 0.1, 0, 1, 0};
+  StageCoefficients c{};
+  c.h = 0.01;
+  c.dS = 0.5;
+  c.hb = 0.01 / 6;
+  c.dK = 0.5;
+  c.ha = 0.005;
+  const BudgetWeights w{1.0, 0.0, 0.0};
+  p.whole->fused_stage(lin, c, false, nullptr, nullptr, false, p.hw, aw, bw, nullptr, nullptr, &w);
+  p.slab->fused_stage(lin, c, false, nullptr, nullptr, false, p.hs, as, bs, nullptr, nullptr, &w);
+  EXPECT_LE(max_diff(p.spectra(false), p.spectra(true)), 1e-12 * max_abs(p.spectra(false)));
+  std::vector<Complex<double>> x, y;
+  p.whole->to_host(aw, x);
+  p.slab->to_host(as, y);
+  EXPECT_LE(max_diff(x, y), 1e-12 * max_abs(x));
+  double iw[6], is[6];
+  p.whole->budget_integrals(iw);
+  p.slab->budget_integrals(is);
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(iw[k], is[k], 1e-12 * std::abs(iw[k]) + 1e-300) << k;
+  // A restart sets the integrals: they read back the same on every rank.
+  const double set[6] = {1, 2, 3, 4, 5, 6};
+  p.slab->set_budget_integrals(set);
+  p.slab->budget_integrals(is);
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(is[k], set[k]);
+}
+
+TEST(MpiSlabs, PhysicalOperationsMatch) {
+  Pair p(5);
+  auto vs = p.slab->real_field(), vw = p.whole->real_field();
+  p.whole->from_host(random_field(6), vw);
+  p.slab->from_host(random_field(6), vs);
+  EXPECT_EQ(p.whole->max_speed(p.rw, vw), p.slab->max_speed(p.rs, vs));
+  const std::size_t probe = kGrid.size() - 7;
+  EXPECT_EQ(p.whole->value_at(vw, probe), p.slab->value_at(vs, probe));
+  p.whole->basdevant_products(p.rw, vw, true);
+  p.slab->basdevant_products(p.rs, vs, true);
+  EXPECT_EQ(p.whole->cfl_maximum(), p.slab->cfl_maximum());
+  std::vector<double> a, b;
+  auto same = [&](Buffer<double>& x, Buffer<double>& y, const char* what) {
+    p.whole->to_host(x, a);
+    p.slab->to_host(y, b);
+    EXPECT_LE(max_diff(a, b), 1e-14 * max_abs(a)) << what;
+  };
+  same(p.rw, p.rs, "products");
+  p.whole->taylor_green_vorticity(2, 0.7, vw);
+  p.slab->taylor_green_vorticity(2, 0.7, vs);
+  same(vw, vs, "taylor-green");
+  p.whole->kolmogorov_forcing(0.3, 3, vw);
+  p.slab->kolmogorov_forcing(0.3, 3, vs);
+  same(vw, vs, "kolmogorov");
+  const std::vector<VortexSpec> vortices = {{1.0, 1.2, 1.0, 0.3}, {3.5, 2.0, 0.5, -0.4}};
+  p.whole->vortex_field(vortices, vw);
+  p.slab->vortex_field(vortices, vs);
+  same(vw, vs, "vortices");
+  p.whole->gaussian_poisson_problem(0.4, 2.0, 1.0, vw, nullptr);
+  p.slab->gaussian_poisson_problem(0.4, 2.0, 1.0, vs, nullptr);
+  same(vw, vs, "gaussian");
+  // A NaN on any rank is the maximum on all of them.
+  std::vector<double> f = random_field(7);
+  f[kGrid.size() - 1] = NAN;
+  p.slab->from_host(f, vs);
+  EXPECT_TRUE(std::isnan(p.slab->max_speed(vs, vs)));
+}
+
+int main(int argc, char** argv) {
+  parallel::init(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (!parallel::root()) {  // one report: rank 0's (failures on other ranks still fail the run)
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS();
+  int any[1] = {failed};
+  parallel::agree_max(any, 1);
+  parallel::finalize();
+  return any[0];
+}
