@@ -1,7 +1,7 @@
 //! @file CPU backend: FFTW (threaded) transforms and OpenMP loops over the kernels/ functors.
 #include <fcntl.h>
 #include <fftw3.h>
-#if defined(CASCADE_HAVE_MPI)
+#if defined(CASCADE_HAVE_FFTW_MPI)
 #include <fftw3-mpi.h>
 #include <mpi.h>
 #endif
@@ -501,7 +501,7 @@ class CpuExec : public CpuLoops<Real> {
   Slab whole_;
 };
 
-#if defined(CASCADE_HAVE_MPI)
+#if defined(CASCADE_HAVE_FFTW_MPI)
 // ---------------------------------------------------------------- slabs over MPI (FFTW's MPI transforms)
 
 template <class Real>
@@ -535,13 +535,6 @@ struct FftwMpi<float> {
   }
 };
 
-//! FFTW's block distribution of n items over `ranks`: blocks of ceil(n / ranks), so the last
-//! ranks may get fewer, or none. Every rank needs at least one row and one kx column.
-inline bool every_rank_gets_some(int n, int ranks) {
-  const int block = (n + ranks - 1) / ranks;
-  return std::int64_t(block) * (ranks - 1) < n;
-}
-
 //! The executor of one MPI rank of a slab-decomposed run on the CPU: rows [j0, j0 + rows) of
 //! physical fields, kx columns [i0, i0 + cols) of spectral ones (transposed, Slab), and FFTW's
 //! MPI 2D transforms between them (1D transforms, one all-to-all transpose, 1D transforms:
@@ -557,11 +550,7 @@ class MpiCpuExec : public CpuLoops<Real> {
  public:
   MpiCpuExec(const Grid& grid, int threads, FftPlanning planning)
       : CpuLoops<Real>(grid, threads > 0 ? threads : auto_threads(grid)), nx_(grid.nx), ny_(grid.ny), nxh_(grid.nxh()) {
-    const int ranks = parallel::size();
-    if (!every_rank_gets_some(grid.ny, ranks) || !every_rank_gets_some(grid.nxh(), ranks))
-      throw InputError(fmt::format("grid {} x {}: too small for {} MPI ranks (each rank needs at least one row "
-                                   "and one of the nx/2+1 kx columns); use fewer ranks",
-                                   grid.nx, grid.ny, ranks));
+    require_slabs_fit(grid, parallel::size());
     static std::once_flag once;
     std::call_once(once, [] {
       F::init_threads();
@@ -682,7 +671,7 @@ class MpiCpuExec : public CpuLoops<Real> {
   typename F::plan forward_ = nullptr;
   typename F::plan inverse_ = nullptr;
 };
-#endif  // CASCADE_HAVE_MPI
+#endif  // CASCADE_HAVE_FFTW_MPI
 
 }  // namespace
 
@@ -709,13 +698,14 @@ template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, 
 
 template <class Real>
 std::unique_ptr<Backend<Real>> make_mpi_cpu_backend(const Grid& grid, int threads, FftPlanning planning) {
-#if defined(CASCADE_HAVE_MPI)
+#if defined(CASCADE_HAVE_FFTW_MPI)
   return std::make_unique<BackendImpl<Real, MpiCpuExec<Real>>>(grid, threads, planning);
 #else
   (void)grid;
   (void)threads;
   (void)planning;
-  throw RunError("this cascade was built without MPI (CASCADE_MPI=OFF or no MPI found at configure time)");
+  throw InputError("run.backend: cpu over MPI needs FFTW's MPI library, which this cascade was built without "
+                   "(install libfftw3-mpi-dev and rebuild)");
 #endif
 }
 

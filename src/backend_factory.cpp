@@ -17,31 +17,40 @@ std::string cuda_unavailable_reason() {
 #endif
 }
 
+//! Whether this build can split a grid over MPI ranks on this kind of backend.
+bool slabs_built(BackendKind kind) {
+#if defined(CASCADE_HAVE_NCCL)
+  if (kind == BackendKind::Cuda) return true;
+#endif
+#if defined(CASCADE_HAVE_FFTW_MPI)
+  if (kind == BackendKind::Cpu) return true;
+#endif
+  (void)kind;
+  return false;
+}
+
 BackendKind resolve_backend(const std::string& requested, std::string& why) {
   if (requested == "cpu") {
     why = "requested";
-    return BackendKind::Cpu;
-  }
-  if (parallel::size() > 1) {
-    // Slabs over MPI are built on the CPU backend; the GPU one holds a whole grid.
-    if (requested == "cuda")
-      throw InputError("run.backend: cuda with " + std::to_string(parallel::size()) +
-                       " MPI ranks: multi-GPU runs are not available in this version; run on one GPU, or on the "
-                       "CPU (run.backend: cpu) over MPI");
-    if (requested != "auto")
-      throw InputError("run.backend: expected auto, cuda or cpu, found '" + requested + "'");
-    why = "auto: " + std::to_string(parallel::size()) + " MPI ranks run on the CPU";
     return BackendKind::Cpu;
   }
   const std::string reason = cuda_unavailable_reason();
   if (requested == "cuda") {
     if (!reason.empty())
       throw InputError("run.backend: cuda was requested but cannot be used: " + reason);
+    if (parallel::size() > 1 && !slabs_built(BackendKind::Cuda))
+      throw InputError("run.backend: cuda over " + std::to_string(parallel::size()) +
+                       " MPI ranks needs NCCL, which this cascade was built without; run.backend: cpu runs over MPI");
     why = "requested";
     return BackendKind::Cuda;
   }
   if (requested != "auto")
     throw InputError("run.backend: expected auto, cuda or cpu, found '" + requested + "'");
+  if (parallel::size() > 1 && reason.empty() && !slabs_built(BackendKind::Cuda)) {
+    why = "auto: a CUDA device is present, but this build has no NCCL for " + std::to_string(parallel::size()) +
+          " ranks";
+    return BackendKind::Cpu;
+  }
   if (reason.empty()) {
     why = "auto: a CUDA device is present";
     return BackendKind::Cuda;
@@ -55,6 +64,7 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
                                             int threads, FftPlanning planning) {
   if (kind == BackendKind::Cuda) {
 #if defined(CASCADE_HAVE_CUDA)
+    if (parallel::size() > 1) return make_cuda_slab_backend<Real>(grid);
     return make_cuda_backend<Real>(grid, device);
 #else
     (void)device;

@@ -20,6 +20,14 @@
 
 namespace cascade {
 
+//! A grid split over `ranks` must give each at least one row and one kx column (InputError).
+inline void require_slabs_fit(const Grid& grid, int ranks) {
+  if (!Slab::fits(grid, ranks))
+    throw InputError("grid " + std::to_string(grid.nx) + " x " + std::to_string(grid.ny) + ": too small for " +
+                     std::to_string(ranks) +
+                     " MPI ranks (each rank needs at least one row and one of the nx/2+1 kx columns); use fewer ranks");
+}
+
 template <class Real, class Exec>
 class BackendImpl final : public Backend<Real> {
  public:

@@ -52,7 +52,9 @@ int run_info() {
   fmt::print("  cuda: not built ({})\n", cuda_unavailable_reason());
 #endif
   if (parallel::built_with_mpi())
-    fmt::print("mpi: built with MPI; {} (mpirun -n R cascade run DECK: slabs on the CPU)\n",
+    fmt::print("mpi: built with MPI (slabs on the CPU: {}; on GPUs: {}); {}\n",
+               slabs_built(BackendKind::Cpu) ? "yes, FFTW MPI" : "no, no FFTW MPI",
+               slabs_built(BackendKind::Cuda) ? "yes, NCCL" : "no, no NCCL",
                parallel::active() ? fmt::format("rank {} of {}", parallel::rank(), parallel::size())
                                   : std::string("this process was not started by mpirun"));
   else

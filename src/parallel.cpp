@@ -20,6 +20,7 @@ bool g_active = false;
 int g_rank = 0;
 int g_size = 1;
 int g_local = 1;
+int g_local_rank = 0;
 
 //! The number of processes a launcher says it started (OpenMPI's mpirun, MPICH's hydra), 0 if
 //! none says. (Not Slurm's variables: a batch script's own single process sees them too.)
@@ -67,6 +68,7 @@ void init(int& argc, char**& argv) {
   MPI_Comm node;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     MPI_Comm_size(node, &g_local);
+    MPI_Comm_rank(node, &g_local_rank);
     MPI_Comm_free(&node);
   }
   // Errors come back as codes (and become RunError) rather than killing the job silently.
@@ -110,6 +112,7 @@ std::string launch_problem(bool& report) {
 int rank() { return g_rank; }
 int size() { return g_size; }
 int ranks_on_this_node() { return g_local; }
+int rank_on_this_node() { return g_local_rank; }
 
 void abort_all(int code) {
 #if defined(CASCADE_HAVE_MPI)

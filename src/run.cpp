@@ -123,14 +123,17 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
 
   // The memory the run needs, said before allocating it, and refused when the GPU lacks it.
   {
-    const std::size_t need = Solver<Real>::required_bytes(c);
+    // Over MPI a rank holds its slab's share of the fields.
+    const std::size_t need = std::size_t(double(Solver<Real>::required_bytes(c)) *
+                                         double(backend->slab().rows) / double(grid.ny));
     std::size_t used = 0, total = 0;
     backend->device_memory(used, total);
     const double gib = 1073741824.0;
     if (kind == BackendKind::Cuda) {
-      console.info(fmt::format("memory: the fields need {:.2f} GiB ({:.0f} bytes a grid point), the FFT work area "
+      console.info(fmt::format("memory: the fields need {:.2f} GiB{} ({:.0f} bytes a grid point), the FFT work area "
                                "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
-                               need / gib, double(need) / double(grid.size()), backend->fft_work_bytes() / gib,
+                               need / gib, parallel::size() > 1 ? " on each GPU" : "",
+                               double(need) / double(backend->slab().real_count(grid)), backend->fft_work_bytes() / gib,
                                (total - used) / gib, total / gib));
       // Room for the reductions' scratch and the CUDA context's own growth.
       const std::size_t margin = std::size_t(256) << 20;
@@ -139,7 +142,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
                                      "use a smaller grid, run.precision: single, or time.stepper: rk3 (two registers)",
                                      grid.nx, grid.ny, (need + margin) / gib, (total - used) / gib));
     } else {
-      console.info(fmt::format("memory: the fields need {:.2f} GiB", need / gib));
+      console.info(fmt::format("memory: the fields need {:.2f} GiB{}", need / gib,
+                               parallel::size() > 1 ? " on each rank" : ""));
     }
   }
   Solver<Real> solver(*backend, c);

@@ -6,51 +6,63 @@
 # same end; the decks whose fields are made in physical space (vortices, Kolmogorov forcing,
 # Taylor-Green) and the white-noise ring forcing agree on 3 ranks; a bad deck under mpirun
 # exits 2; SIGTERM to the launcher stops every rank at the same step with a checkpoint.
-#   mpi_runs.sh CASCADE PYTHON SOURCE_DIR MPIEXEC [MPIEXEC_FLAGS...]
+# With BACKEND cuda (one rank per GPU) the rank counts stop at the number of GPUs: 1 and 2
+# ranks, and the 2-rank checkpoint restarts on 1 GPU.
+#   mpi_runs.sh CASCADE PYTHON SOURCE_DIR BACKEND MPIEXEC [MPIEXEC_FLAGS...]
 set -u
-bin=$1 py=$2 src=$3 mpiexec=$4
-shift 4
+bin=$1 py=$2 src=$3 backend=$4 mpiexec=$5
+shift 5
 flags=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 mpi() { local n=$1; shift; "$mpiexec" "${flags[@]}" -n "$n" "$@"; }
 
-common=(--backend cpu --set run.threads=1 --set output.print_every=100000 --set output.diagnostics_every=0.1
+ranks=(1 2 4) restart_on=4 odd=3
+if [ "$backend" = cuda ]; then
+  gpus=$("$bin" info | grep -c "^    device [0-9]*:")
+  [ "$gpus" -ge 2 ] || { echo "SKIPPED: runs over GPUs need 2 CUDA devices, found $gpus"; exit 0; }
+  ranks=(1 2) restart_on=1 odd=2
+  [ "$gpus" -ge 4 ] && ranks=(1 2 4)
+fi
+
+common=(--backend "$backend" --set run.threads=1 --set output.print_every=100000 --set output.diagnostics_every=0.1
         --set output.snapshot_every=0.5 --set output.spectra_every=0.5 --set output.checkpoint_every=0.5 -q)
 deck="$src/input/decaying.yaml"
 "$bin" run "$deck" "${common[@]}" --set time.t_end=1 --output "$work/serial" >"$work/serial.log" 2>&1 \
   || { cat "$work/serial.log"; fail "serial run"; }
-for n in 1 2 4; do
+for n in "${ranks[@]}"; do
   mpi "$n" "$bin" run "$deck" "${common[@]}" --set time.t_end=1 --output "$work/r$n" >"$work/r$n.log" 2>&1 \
     || { cat "$work/r$n.log"; fail "run on $n ranks"; }
 done
-grep -q " MPI, 4 ranks, " "$work/r4/log.txt" || { cat "$work/r4/log.txt"; fail "the 4-rank run did not use slabs"; }
-# Restart the 2-rank run's checkpoint at t = 1/2 on 4 ranks, in a copy of its directory.
-cp -r "$work/r2" "$work/r2to4"
-ckpt=$(ls "$work"/r2to4/checkpoints/ckpt_*.h5 | head -1)
-mpi 4 "$bin" run --restart "$ckpt" --set time.t_end=1 -q >"$work/r2to4.log" 2>&1 \
-  || { cat "$work/r2to4.log"; fail "restart on 4 ranks"; }
+grep -q " 2 ranks" "$work/r2/log.txt" || { cat "$work/r2/log.txt"; fail "the 2-rank run did not use slabs"; }
+# Restart the 2-rank run's checkpoint at t = 1/2 on another number of ranks, in a copy of its
+# directory.
+cp -r "$work/r2" "$work/r2to"
+ckpt=$(ls "$work"/r2to/checkpoints/ckpt_*.h5 | head -1)
+mpi "$restart_on" "$bin" run --restart "$ckpt" --set time.t_end=1 -q >"$work/r2to.log" 2>&1 \
+  || { cat "$work/r2to.log"; fail "restart on $restart_on ranks"; }
 
 # Other initial fields and forcings, 3 ranks (uneven slabs), against the serial runs.
-short=(--backend cpu --set run.threads=1 --set output.print_every=100000 --set output.snapshot_every=0.1
+short=(--backend "$backend" --set run.threads=1 --set output.print_every=100000 --set output.snapshot_every=0.1
        --set output.checkpoint_every=0 --set output.spectra_every=0 -q --set time.t_end=0.2)
 for d in vortex_merger kolmogorov taylor_green ring_inverse; do
   extra=(--set grid.nx=96 --set grid.ny=64)
   [ "$d" = ring_inverse ] && extra+=(--set forcing.k_f=10)
   "$bin" run "$src/input/$d.yaml" "${short[@]}" "${extra[@]}" --output "$work/s_$d" >"$work/s_$d.log" 2>&1 \
     || { cat "$work/s_$d.log"; fail "$d serial"; }
-  mpi 3 "$bin" run "$src/input/$d.yaml" "${short[@]}" "${extra[@]}" --output "$work/m_$d" >"$work/m_$d.log" 2>&1 \
-    || { cat "$work/m_$d.log"; fail "$d on 3 ranks"; }
-  grep -q " MPI, 3 ranks, " "$work/m_$d/log.txt" || fail "$d: not on 3 ranks"
+  mpi "$odd" "$bin" run "$src/input/$d.yaml" "${short[@]}" "${extra[@]}" --output "$work/m_$d" >"$work/m_$d.log" 2>&1 \
+    || { cat "$work/m_$d.log"; fail "$d on $odd ranks"; }
+  grep -q " $odd ranks" "$work/m_$d/log.txt" || fail "$d: not on $odd ranks"
 done
 
-PYTHONPATH="$src/postprocess" "$py" - "$work" <<'PY' || exit 1
+PYTHONPATH="$src/postprocess" "$py" - "$work" "$restart_on" "$odd" "${ranks[@]}" <<'PY' || exit 1
 import glob, os, sys
 import numpy as np
 import h5py
 import cascade_io as io
-w = sys.argv[1]
+w, restart_on, odd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ranks = [int(n) for n in sys.argv[4:]]
 def last_ckpt(d):
     return io.read_checkpoint(sorted(glob.glob(os.path.join(d, "checkpoints", "ckpt_*.h5")))[-1])
 def rel(a, b):
@@ -81,11 +93,11 @@ s = os.path.join(w, "serial")
 a, b = last_ckpt(s), last_ckpt(os.path.join(w, "r1"))
 assert np.array_equal(a["omega_hat"].view(np.uint64), b["omega_hat"].view(np.uint64)), "1 rank is not bit for bit"
 print("1 rank under mpirun          bit for bit")
-for n in (2, 4):
+for n in ranks[1:]:
     agree(s, os.path.join(w, "r%d" % n), 1e-12, "decaying 256^2, %d ranks" % n)
-agree(s, os.path.join(w, "r2to4"), 1e-12, "restart 2 -> 4 ranks")
+agree(s, os.path.join(w, "r2to"), 1e-12, "restart 2 -> %d ranks" % restart_on)
 for d in ("vortex_merger", "kolmogorov", "taylor_green", "ring_inverse"):
-    agree(os.path.join(w, "s_" + d), os.path.join(w, "m_" + d), 1e-12, d + ", 3 ranks")
+    agree(os.path.join(w, "s_" + d), os.path.join(w, "m_" + d), 1e-12, "%s, %d ranks" % (d, odd))
 PY
 
 # A bad deck: exit code 2 and the one-line message (from rank 0 only).
@@ -100,7 +112,7 @@ rc=$?
 # seconds later (0 unless set: no time to write a checkpoint; it waits that long even when the
 # ranks are done).
 export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-5}
-"$mpiexec" "${flags[@]}" -n 2 "$bin" run "$deck" --backend cpu --set run.threads=1 --set time.t_end=1000 --set output.checkpoint_every=0 \
+"$mpiexec" "${flags[@]}" -n 2 "$bin" run "$deck" --backend "$backend" --set run.threads=1 --set time.t_end=1000 --set output.checkpoint_every=0 \
   -q --output "$work/term" >"$work/term.log" 2>&1 &
 pid=$!  # the launcher itself (a function run in the background would be a subshell)
 for _ in $(seq 1 100); do

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cascade/backend.hpp"
@@ -21,9 +22,30 @@ namespace {
 // A grid whose spectral columns (nx/2+1 = 41) and rows (36) split unevenly over 2 and 4 ranks.
 const Grid kGrid(80, 36, 2 * M_PI, 3.0);
 
-std::unique_ptr<Backend<double>> slabs() {
-  return parallel::size() > 1 ? make_mpi_cpu_backend<double>(kGrid, 1, FftPlanning::Estimate)
-                              : make_cpu_backend<double>(kGrid, 1);
+//! Why this kind of slab backend cannot be tested here ("" when it can).
+std::string unavailable(BackendKind kind) {
+  if (kind == BackendKind::Cuda) {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) return why;
+#if defined(CASCADE_HAVE_CUDA)
+    if (parallel::ranks_on_this_node() > cuda_device_count())
+      return std::to_string(parallel::ranks_on_this_node()) + " ranks on this machine, " +
+             std::to_string(cuda_device_count()) + " GPUs: one rank per GPU";
+#endif
+  }
+  if (parallel::size() > 1 && !slabs_built(kind)) return std::string("no ") + to_string(kind) + " slabs in this build";
+  return "";
+}
+
+//! The whole grid on one device (this rank's GPU), and this rank's slab of it.
+std::unique_ptr<Backend<double>> whole_backend(BackendKind kind) {
+#if defined(CASCADE_HAVE_CUDA)
+  if (kind == BackendKind::Cuda) return make_cuda_backend<double>(kGrid, parallel::rank_on_this_node() % cuda_device_count());
+#endif
+  return make_cpu_backend<double>(kGrid, 1);
+}
+std::unique_ptr<Backend<double>> slab_backend(BackendKind kind) {
+  return parallel::size() > 1 ? make_backend<double>(kind, kGrid, 0, 1, FftPlanning::Estimate) : whole_backend(kind);
 }
 
 std::vector<double> random_field(unsigned seed) {
@@ -67,11 +89,12 @@ double max_diff(const std::vector<Complex<double>>& a, const std::vector<Complex
 
 //! The spectrum of a random real field on both backends.
 struct Pair {
-  std::unique_ptr<Backend<double>> whole = make_cpu_backend<double>(kGrid, 1);
-  std::unique_ptr<Backend<double>> slab = slabs();
-  Buffer<double> rw = whole->real_field(), rs = slab->real_field();
-  Buffer<Complex<double>> hw = whole->spectral_field(), hs = slab->spectral_field();
-  explicit Pair(unsigned seed) {
+  std::unique_ptr<Backend<double>> whole, slab;
+  Buffer<double> rw, rs;
+  Buffer<Complex<double>> hw, hs;
+  Pair(BackendKind kind, unsigned seed)
+      : whole(whole_backend(kind)), slab(slab_backend(kind)), rw(whole->real_field()), rs(slab->real_field()),
+        hw(whole->spectral_field()), hs(slab->spectral_field()) {
     const auto f = random_field(seed);
     whole->from_host(f, rw);
     slab->from_host(f, rs);
@@ -85,10 +108,21 @@ struct Pair {
   }
 };
 
+class MpiSlabs : public ::testing::TestWithParam<BackendKind> {
+ protected:
+  void SetUp() override {
+    const std::string why = unavailable(GetParam());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
 }  // namespace
 
-TEST(MpiSlabs, SlabsCoverTheGrid) {
-  auto b = slabs();
+INSTANTIATE_TEST_SUITE_P(Backends, MpiSlabs, ::testing::Values(BackendKind::Cpu, BackendKind::Cuda),
+                         [](const ::testing::TestParamInfo<BackendKind>& i) { return std::string(to_string(i.param)); });
+
+TEST_P(MpiSlabs, SlabsCoverTheGrid) {
+  auto b = slab_backend(GetParam());
   const Slab s = b->slab();
   int rows = s.rows, cols = s.cols;
   std::vector<Slab> all(std::size_t(parallel::size()));
@@ -108,8 +142,8 @@ TEST(MpiSlabs, SlabsCoverTheGrid) {
   EXPECT_GT(cols, 0);
 }
 
-TEST(MpiSlabs, TransformsMatchAndRoundTrip) {
-  Pair p(1);
+TEST_P(MpiSlabs, TransformsMatchAndRoundTrip) {
+  Pair p(GetParam(), 1);
   const auto hw = p.spectra(false), hs = p.spectra(true);
   EXPECT_LE(max_diff(hw, hs), 1e-12 * max_abs(hw));
   // Inverse (scaled by 1/N) returns the field.
@@ -120,8 +154,8 @@ TEST(MpiSlabs, TransformsMatchAndRoundTrip) {
   EXPECT_LE(max_diff(back, random_field(1)), 1e-13);
 }
 
-TEST(MpiSlabs, SpectralOperationsMatch) {
-  Pair p(2);
+TEST_P(MpiSlabs, SpectralOperationsMatch) {
+  Pair p(GetParam(), 2);
   auto ws = p.slab->spectral_field(), ww = p.whole->spectral_field();
   auto us = p.slab->spectral_field(), uw = p.whole->spectral_field();
   auto check = [&](const char* what) {
@@ -165,8 +199,8 @@ TEST(MpiSlabs, SpectralOperationsMatch) {
   for (int q = 0; q < 4; ++q) EXPECT_LE(max_diff(sw[q], ss[q]), 1e-12 * max_abs(sw[q])) << "shell sum " << q;
 }
 
-TEST(MpiSlabs, FusedStageAndBudgetMatch) {
-  Pair p(3), q(4);
+TEST_P(MpiSlabs, FusedStageAndBudgetMatch) {
+  Pair p(GetParam(), 3), q(GetParam(), 4);
   auto as = p.slab->spectral_field(), aw = p.whole->spectral_field();
   auto bs = p.slab->spectral_field(), bw = p.whole->spectral_field();
   std::vector<Complex<double>> h;
@@ -203,8 +237,8 @@ TEST(MpiSlabs, FusedStageAndBudgetMatch) {
   for (int k = 0; k < 6; ++k) EXPECT_EQ(is[k], set[k]);
 }
 
-TEST(MpiSlabs, PhysicalOperationsMatch) {
-  Pair p(5);
+TEST_P(MpiSlabs, PhysicalOperationsMatch) {
+  Pair p(GetParam(), 5);
   auto vs = p.slab->real_field(), vw = p.whole->real_field();
   p.whole->from_host(random_field(6), vw);
   p.slab->from_host(random_field(6), vs);

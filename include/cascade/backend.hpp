@@ -141,7 +141,12 @@ class Backend {
 //! Why the CUDA backend cannot be used here ("" when it can): not built, or no device.
 std::string cuda_unavailable_reason();
 
-//! Resolve `auto` to cuda or cpu; `why` receives the reason for the choice.
+//! Whether this build can split a grid over MPI ranks on this kind of backend (FFTW's MPI
+//! library for the CPU, NCCL for GPUs).
+bool slabs_built(BackendKind kind);
+
+//! Resolve `auto` to cuda or cpu; `why` receives the reason for the choice. Over several MPI
+//! ranks, auto picks cuda only where the build has NCCL.
 BackendKind resolve_backend(const std::string& requested, std::string& why);
 
 //! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
@@ -159,6 +164,10 @@ std::string fftw_wisdom_file(Precision precision);
 #if defined(CASCADE_HAVE_CUDA)
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device);
+//! This MPI rank's slab of a decomposed GPU run, on the rank's GPU (the ranks of a machine take
+//! its GPUs in order; every rank calls it). InputError when built without NCCL.
+template <class Real>
+std::unique_ptr<Backend<Real>> make_cuda_slab_backend(const Grid& grid);
 int cuda_device_count(std::string* error = nullptr);
 
 struct CudaDeviceInfo {

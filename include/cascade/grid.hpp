@@ -6,6 +6,7 @@
 //! n = j for j <= ny/2 and n = j - ny above.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 namespace cascade {
@@ -48,6 +49,17 @@ struct Slab {
   bool transposed = false;
 
   static Slab whole(const Grid& g) { return {0, g.ny, 0, g.nxh(), false}; }
+  //! Rank r's slab of `ranks`: FFTW's block distribution (blocks of ceil(n / ranks) rows and
+  //! columns, the last ranks' shorter). Empty for ranks beyond the grid (see fits).
+  static Slab of_rank(const Grid& g, int r, int ranks) {
+    const int br = (g.ny + ranks - 1) / ranks, bc = (g.nxh() + ranks - 1) / ranks;
+    const int j0 = std::min(r * br, g.ny), i0 = std::min(r * bc, g.nxh());
+    return {j0, std::min(br, g.ny - j0), i0, std::min(bc, g.nxh() - i0), true};
+  }
+  //! Whether every one of `ranks` gets at least one row and one kx column.
+  static bool fits(const Grid& g, int ranks) {
+    return of_rank(g, ranks - 1, ranks).rows > 0 && of_rank(g, ranks - 1, ranks).cols > 0;
+  }
   std::size_t real_count(const Grid& g) const { return std::size_t(rows) * g.nx; }
   std::size_t spectral_count(const Grid& g) const { return std::size_t(cols) * g.ny; }
 };

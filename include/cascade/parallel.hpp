@@ -37,6 +37,8 @@ int size();  //!< 1 without MPI
 inline bool root() { return rank() == 0; }
 //! Ranks sharing this machine (they share its cores: run.threads = 0 divides them).
 int ranks_on_this_node();
+//! This rank's place among them (0 ..): its GPU, one rank per GPU.
+int rank_on_this_node();
 
 //! End every rank of the run with this exit code (MPI_Abort); without MPI, std::exit.
 [[noreturn]] void abort_all(int code);
