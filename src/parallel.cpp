@@ -142,8 +142,7 @@ void allgather(const void* mine, std::size_t bytes, void* out) {
   if (bytes) std::memmove(out, mine, bytes);
 }
 
-void gatherv(const void* mine, std::size_t elem_bytes, const std::vector<std::size_t>& counts, void* out,
-             bool everyone) {
+void gatherv(const void* mine, std::size_t elem_bytes, const std::vector<std::size_t>& counts, void* out) {
   if (counts.size() != std::size_t(g_size)) throw RunError("gatherv: one count per rank expected");
 #if defined(CASCADE_HAVE_MPI)
   if (g_size > 1) {
@@ -160,14 +159,11 @@ void gatherv(const void* mine, std::size_t elem_bytes, const std::vector<std::si
     check(MPI_Type_contiguous(int(elem_bytes), MPI_BYTE, &elem), "MPI_Type_contiguous");
     check(MPI_Type_commit(&elem), "MPI_Type_commit");
     const int mine_n = n[std::size_t(g_rank)];
-    const int rc = everyone ? MPI_Allgatherv(mine, mine_n, elem, out, n.data(), displ.data(), elem, MPI_COMM_WORLD)
-                            : MPI_Gatherv(mine, mine_n, elem, out, n.data(), displ.data(), elem, 0, MPI_COMM_WORLD);
+    const int rc = MPI_Gatherv(mine, mine_n, elem, out, n.data(), displ.data(), elem, 0, MPI_COMM_WORLD);
     MPI_Type_free(&elem);
-    check(rc, everyone ? "MPI_Allgatherv" : "MPI_Gatherv");
+    check(rc, "MPI_Gatherv");
     return;
   }
-#else
-  (void)everyone;
 #endif
   if (counts[0]) std::memmove(out, mine, counts[0] * elem_bytes);
 }

@@ -48,10 +48,8 @@ void agree_max(int* values, int n);
 //! The values of every rank, in rank order: out holds size() * n values.
 void allgather(const void* mine, std::size_t bytes, void* out);
 //! Gather blocks of elements of `elem_bytes` each, rank r's block counts[r] long, into `out`
-//! in rank order: on rank 0 (MPI_Gatherv; `out` is not touched elsewhere), or on every rank
-//! (`everyone`, MPI_Allgatherv).
-void gatherv(const void* mine, std::size_t elem_bytes, const std::vector<std::size_t>& counts, void* out,
-             bool everyone = false);
+//! in rank order on rank 0 (MPI_Gatherv; `out` is not touched elsewhere).
+void gatherv(const void* mine, std::size_t elem_bytes, const std::vector<std::size_t>& counts, void* out);
 //! Sum n doubles over the ranks, added in rank order (the same result on every rank and, for
 //! a given number of ranks, in every run).
 void sum_in_rank_order(double* values, int n);
