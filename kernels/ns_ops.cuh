@@ -191,6 +191,9 @@ struct FusedStage {
   bool last;
   Real d_final, dW, dK, ha;
   bool save_w;  //!< first stage of a classic step: W <- S
+  //! Leave the modes the dealiasing removes alone: the GPU's inverse transforms read the kept
+  //! modes alone (kernels/fft_callbacks.cuh), so no zeros are needed; S is zero there already.
+  bool skip_removed;
   const Complex<Real>* F;  //!< forcing, may be null
   Complex<Real>* W;        //!< classic tables; null for low storage
   Complex<Real>* S;
@@ -203,6 +206,7 @@ struct FusedStage {
     int i, j;
     s.mode(idx, i, j);
     if (!mask.keep(s, i, j)) {
+      if (skip_removed) return;
       // A mode the dealiasing removes (and the Nyquist modes): the state is zero there and stays
       // zero (no nonlinear term, no forcing reaches it), and so are the next inputs. Writing the
       // zeros without reading anything or evaluating the propagator skips most of the work for

@@ -290,6 +290,7 @@ class CpuLoops {
 
  public:
   static constexpr BackendKind kKind = BackendKind::Cpu;
+  static constexpr bool kCanFuse = false;  //!< no transforms with the step's work folded in
 
   CpuLoops(const Grid& grid, int threads) : threads_(threads > 0 ? threads : auto_threads(grid)) {}
 

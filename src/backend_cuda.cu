@@ -1,6 +1,7 @@
 //! @file CUDA backend: cuFFT plans on one stream and one-line kernels over the kernels/ functors.
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <cufftXt.h>
 #if defined(CASCADE_HAVE_NCCL)
 #include <nccl.h>
 #endif
@@ -18,8 +19,10 @@
 #include "backend_impl.hpp"
 #include "cascade/parallel.hpp"
 #include "cascade/reduction.hpp"
+#include "kernels/fft_callbacks.cuh"
 #include "kernels/reduction.cuh"
 #include "cuda_check.hpp"
+#include "fft_callbacks_fatbin.h"  // cascade_fft_callbacks: LTO-IR of src/fft_callbacks.cu
 
 namespace cascade {
 
@@ -169,6 +172,11 @@ template <>
 struct CufftTypes<double> {
   static constexpr cufftType r2c = CUFFT_D2Z;
   static constexpr cufftType c2r = CUFFT_Z2D;
+  // The callbacks of src/fft_callbacks.cu and their kinds.
+  static constexpr const char* load_kept = "cascade_load_kept_z";
+  static constexpr const char* store_kept = "cascade_store_kept_z";
+  static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX_DOUBLE;
+  static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX_DOUBLE;
   static cufftResult exec_r2c(cufftHandle p, const double* in, Complex<double>* out) {
     return cufftExecD2Z(p, const_cast<double*>(in), reinterpret_cast<cufftDoubleComplex*>(out));
   }
@@ -180,6 +188,10 @@ template <>
 struct CufftTypes<float> {
   static constexpr cufftType r2c = CUFFT_R2C;
   static constexpr cufftType c2r = CUFFT_C2R;
+  static constexpr const char* load_kept = "cascade_load_kept_c";
+  static constexpr const char* store_kept = "cascade_store_kept_c";
+  static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX;
+  static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX;
   static cufftResult exec_r2c(cufftHandle p, const float* in, Complex<float>* out) {
     return cufftExecR2C(p, const_cast<float*>(in), reinterpret_cast<cufftComplex*>(out));
   }
@@ -195,12 +207,14 @@ class CudaExec {
 
  public:
   static constexpr BackendKind kKind = BackendKind::Cuda;
+  static constexpr bool kCanFuse = true;  //!< prepare_fused: kernels/fft_callbacks.cuh
 
   CudaExec(const Grid& grid, int device) : CudaExec(grid, device, true) {}
 
  protected:
   //! `whole_plans`: make the 2D plans of the whole grid (a slab executor makes its own).
-  CudaExec(const Grid& grid, int device, bool whole_plans) : device_(device), whole_(Slab::whole(grid)) {
+  CudaExec(const Grid& grid, int device, bool whole_plans)
+      : device_(device), whole_(Slab::whole(grid)), nx_(grid.nx), ny_(grid.ny) {
     std::string why;
     const int count = cuda_device_count(&why);
     if (count == 0) throw RunError("CUDA backend: " + why);
@@ -259,6 +273,8 @@ class CudaExec {
     if (d_work_) cudaFree(d_work_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
+    destroy_fused_plans();
+    if (d_cb_) cudaFree(d_cb_);
     if (max_ready_) cudaEventDestroy(max_ready_);
     if (h_max_) cudaFreeHost(h_max_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -416,7 +432,137 @@ class CudaExec {
     CASCADE_CUFFT_CHECK(T::exec_c2r(inverse_, d_in, d_out));
   }
 
+  // ---- the step's fused transforms (kernels/fft_callbacks.cuh)
+
+  //! Make the plans with callbacks, once, at the level CASCADE_FFT_CALLBACKS asks for
+  //! (Backend::prepare_fused_transforms): a forward that stores the kept modes alone and, at
+  //! the second level, an inverse that loads them alone. cuFFT links the callbacks into its
+  //! kernels here (nvJitLink, under a second a plan). They share the work area of the plain
+  //! plans (grown if they need more). False, with fused_note() saying why, at level 0 or when
+  //! cuFFT refuses them: the plain transforms then run.
+  bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
+    if (fused_tried_) return fused_level_ > 0;
+    fused_tried_ = true;
+    const std::string why = choose_fused_level();
+    if (fused_level_ == 0) {
+      fused_note_ = why;
+      return false;
+    }
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
+    const Params params{shape, mask};
+    CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
+    std::string failed;
+    const cufftResult r = make_fused_plans(failed);
+    if (r != CUFFT_SUCCESS) {
+      destroy_fused_plans();
+      fused_level_ = 0;
+      fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
+      std::fprintf(stderr, "cascade: cuFFT callbacks %s; the step runs on the plain transforms\n",
+                   fused_note_.c_str());
+      return false;
+    }
+    fused_note_ = std::string(fused_level_ == 2 ? "kept-mode stores and loads" : "kept-mode stores") + " (" + why + ")";
+    return true;
+  }
+  //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
+  //! them alone too (and the fused stage leaves the removed modes alone).
+  int fused_level() const { return fused_level_; }
+  std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
+
+  //! The step's forward transform (of products): kept modes stored alone from level 1.
+  void step_forward(const Real* d_in, Cplx* d_out) const {
+    CASCADE_CUFFT_CHECK(T::exec_r2c(fused_level_ >= 1 ? forward_kept_ : forward_, d_in, d_out));
+  }
+  //! The step's inverse transform (of an evaluation's inputs): kept modes loaded alone at level 2.
+  void step_inverse(Cplx* d_in, Real* d_out) const {
+    CASCADE_CUFFT_CHECK(T::exec_c2r(fused_level_ >= 2 ? inverse_kept_ : inverse_, d_in, d_out));
+  }
+
  protected:
+  using Params = TransformCallbackParams<Real>;
+
+  //! The level of CASCADE_FFT_CALLBACKS: 0/off, store, all, or auto (unset): what was faster
+  //! per transform on an H100 (cuFFT of CUDA 13, `cascade bench step --callbacks both`): in
+  //! double, kept-mode stores from 4096^2 points and kept-mode loads from 8192^2; in single,
+  //! neither (cuFFT's callback kernels are slower there at every size). Returns the reason.
+  std::string choose_fused_level() {
+    const char* env = std::getenv("CASCADE_FFT_CALLBACKS");
+    const std::string v = env ? env : "auto";
+    const double points = double(nx_) * double(ny_);
+    if (v == "0" || v == "off") {
+      fused_level_ = 0;
+      return "off (CASCADE_FFT_CALLBACKS=" + v + ")";
+    }
+    if (v == "store" || v == "all") {
+      fused_level_ = v == "store" ? 1 : 2;
+      return "CASCADE_FFT_CALLBACKS=" + v;
+    }
+    if (v != "auto" && !v.empty())
+      throw InputError("CASCADE_FFT_CALLBACKS: expected auto, off, store or all, found '" + v + "'");
+    if (sizeof(Real) == 4) {
+      fused_level_ = 0;
+      return "none in single precision (auto)";
+    }
+    fused_level_ = points >= 8192.0 * 8192.0 ? 2 : points >= 4096.0 * 4096.0 ? 1 : 0;
+    return fused_level_ ? "auto" : "none below 4096^2 points (auto)";
+  }
+
+  cufftResult make_fused_plans(std::string& failed) {
+    cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
+    void** info = cb_info_;
+    const void* fatbin = cascade_fft_callbacks;
+    const std::size_t fatbin_bytes = sizeof(cascade_fft_callbacks);
+    const bool loads = fused_level_ >= 2;
+    std::size_t work_f = 0, work_i = 0;
+    cufftResult r = CUFFT_SUCCESS;
+    auto step = [&](const char* what, cufftResult rc) {
+      if (r == CUFFT_SUCCESS && rc != CUFFT_SUCCESS) {
+        r = rc;
+        failed = what;
+      }
+    };
+    step("cufftCreate", cufftCreate(&forward_kept_));
+    if (loads) step("cufftCreate", cufftCreate(&inverse_kept_));
+    if (r != CUFFT_SUCCESS) return r;
+    step("cufftSetAutoAllocation", cufftSetAutoAllocation(forward_kept_, 0));
+    step("cufftXtSetJITCallback (store kept)",
+         cufftXtSetJITCallback(forward_kept_, T::store_kept, fatbin, fatbin_bytes, T::store_complex, info));
+    step("cufftMakePlan2d (forward)", cufftMakePlan2d(forward_kept_, ny_, nx_, T::r2c, &work_f));
+    if (loads) {
+      step("cufftSetAutoAllocation", cufftSetAutoAllocation(inverse_kept_, 0));
+      step("cufftXtSetJITCallback (load kept)",
+           cufftXtSetJITCallback(inverse_kept_, T::load_kept, fatbin, fatbin_bytes, T::load_complex, info));
+      step("cufftMakePlan2d (inverse)", cufftMakePlan2d(inverse_kept_, ny_, nx_, T::c2r, &work_i));
+    }
+    if (r != CUFFT_SUCCESS) return r;
+    const std::size_t need = std::max(work_f, work_i);
+    if (need > work_bytes_) {  // one work area for every plan, grown to the largest need
+      void* grown = nullptr;
+      if (cudaMalloc(&grown, need) != cudaSuccess) {
+        cudaGetLastError();
+        failed = "work area of " + std::to_string(need) + " bytes";
+        return CUFFT_ALLOC_FAILED;
+      }
+      CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (d_work_) CASCADE_CUDA_CHECK(cudaFree(d_work_));
+      d_work_ = grown;
+      work_bytes_ = need;
+      if (forward_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(forward_, d_work_));
+      if (inverse_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(inverse_, d_work_));
+    }
+    for (cufftHandle p : {forward_kept_, inverse_kept_}) {
+      if (!p) continue;
+      step("cufftSetWorkArea", cufftSetWorkArea(p, d_work_));
+      step("cufftSetStream", cufftSetStream(p, stream_));
+    }
+    return r;
+  }
+  void destroy_fused_plans() {
+    if (forward_kept_) cufftDestroy(forward_kept_);
+    if (inverse_kept_) cufftDestroy(inverse_kept_);
+    forward_kept_ = inverse_kept_ = 0;
+  }
+
   int device_;
   Slab whole_;  //!< one GPU holds the whole grid
   cudaDeviceProp prop_{};
@@ -436,8 +582,17 @@ class CudaExec {
   std::size_t sum_temp_bytes_ = 0;
   void* d_bins_ = nullptr;
   std::size_t bins_bytes_ = 0;
-  void* d_work_ = nullptr;  //!< cuFFT work area shared by both plans
+  void* d_work_ = nullptr;  //!< cuFFT work area shared by every plan
   std::size_t work_bytes_ = 0;
+  int nx_ = 0, ny_ = 0;
+  // The fused transforms (prepare_fused).
+  cufftHandle forward_kept_ = 0;
+  cufftHandle inverse_kept_ = 0;
+  Params* d_cb_ = nullptr;        //!< the callbacks' parameters
+  void* cb_info_[1] = {nullptr};  //!< the callbacks' caller info: d_cb_
+  int fused_level_ = 0;
+  bool fused_tried_ = false;
+  std::string fused_note_;
 };
 
 
@@ -552,6 +707,9 @@ class CudaSlabExec : public CudaExec<Real> {
   using Cplx = Complex<Real>;
 
  public:
+  //! The slab transforms are batched 1D plans around an exchange: no fused transforms (the
+  //! callbacks' offsets would be those of the 1D plans, not modes).
+  static constexpr bool kCanFuse = false;
   CudaSlabExec(const Grid& grid, int device)
       : Base(grid, device, false), ranks_(parallel::size()), rank_(parallel::rank()) {
     require_slabs_fit(grid, ranks_);

@@ -183,6 +183,39 @@ class BackendImpl final : public Backend<Real> {
     check_real(wy);
     max_or_not(cfl, u.size(), AdvectiveProduct<Real>{cfl_speed(), u.data(), v.data(), wx.data(), wy.data()});
   }
+  void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
+                          Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
+                          Buffer<Real>* wy) override {
+    check_spectral(a, b);
+    check_real(u);
+    check_real(v);
+    if (advective) {
+      if (!c || !d || !wx || !wy) throw RunError("nonlinear_products: the advective form needs four work fields");
+      check_spectral(*c, *d);
+      check_real(*wx);
+      check_real(*wy);
+    }
+    step_inverse(a, u);
+    step_inverse(b, v);
+    if (!advective) {
+      basdevant_products(u, v, cfl);
+      step_forward(u, a);
+      step_forward(v, b);
+      return;
+    }
+    step_inverse(*c, *wx);
+    step_inverse(*d, *wy);
+    advective_product(u, v, *wx, *wy, cfl);
+    step_forward(*wx, a);
+  }
+  bool prepare_fused_transforms() override {
+    if constexpr (Exec::kCanFuse) return exec_.prepare_fused(shape(), mask());
+    return false;
+  }
+  std::string fused_transforms_note() const override {
+    if constexpr (Exec::kCanFuse) return exec_.fused_note();
+    return "none on this backend";
+  }
   Real cfl_maximum() override { return exec_.max_result(); }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
@@ -198,7 +231,7 @@ class BackendImpl final : public Backend<Real> {
     if (advective) check_spectral(*cc, *d);
     if (save_w && !w) throw RunError("fused_stage: save_w without w");
     const FusedStage<Real> stage{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
-                                 c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w,
+                                 c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w, skip_removed(),
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
     if (!budget) {
@@ -280,6 +313,21 @@ class BackendImpl final : public Backend<Real> {
   void max_or_not(bool with_max, std::size_t n, const Fn& f) {
     if (with_max) exec_.for_each_max_async(n, f);
     else exec_.for_each(n, f);
+  }
+  //! Whether the step's inverse transforms read the kept modes alone, so that the fused stage
+  //! may leave the removed ones alone (prepare_fused_transforms).
+  bool skip_removed() const {
+    if constexpr (Exec::kCanFuse) return exec_.fused_level() >= 2;
+    return false;
+  }
+  //! The transforms of nonlinear_products: with the dealiasing folded in where made.
+  void step_inverse(Buffer<Cplx>& in, Buffer<Real>& out) {
+    if constexpr (Exec::kCanFuse) exec_.step_inverse(in.data(), out.data());
+    else exec_.inverse(in.data(), out.data());
+  }
+  void step_forward(const Buffer<Real>& in, Buffer<Cplx>& out) {
+    if constexpr (Exec::kCanFuse) exec_.step_forward(in.data(), out.data());
+    else exec_.forward(in.data(), out.data());
   }
   //! Whether this backend holds a slab of the grid (an MPI rank of a decomposed run).
   bool decomposed() const { return this->slab_.transposed; }

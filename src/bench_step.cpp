@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct StepRow {
   double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
   double solver_bytes;    //!< fields the solver holds
   std::string where;      //!< the backend's description (threads, how the FFTs were planned)
+  std::string fused;      //!< the fused transforms: on, off, or why not (Backend::fused_transforms_note)
 };
 
 //! What the CFL maximum adds to a step, in percent of the step without it.
@@ -39,7 +41,7 @@ double cfl_percent(const StepRow& r) { return 100.0 * (r.step_ms - r.fixed_ms) /
 
 template <class Real>
 StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
-                  int device, FftPlanning planning) {
+                  int device, FftPlanning planning, bool callbacks) {
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
                                           "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
@@ -47,7 +49,16 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
                                           n, form, stepper),
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
+  // The solver prepares the fused transforms (at the level CASCADE_FFT_CALLBACKS asks for,
+  // auto by default), unless these rows are those without them.
+  const char* env = std::getenv("CASCADE_FFT_CALLBACKS");
+  const std::string saved = env ? env : "";
+  if (!callbacks) ::setenv("CASCADE_FFT_CALLBACKS", "off", 1);
   Solver<Real> s(*b, c);
+  if (!callbacks) {
+    if (env) ::setenv("CASCADE_FFT_CALLBACKS", saved.c_str(), 1);
+    else ::unsetenv("CASCADE_FFT_CALLBACKS");
+  }
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
   std::vector<double> steps;
@@ -92,7 +103,8 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   std::size_t used = 0, total = 0;
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
-              median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description()};
+              median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
+              kind == BackendKind::Cuda ? b->fused_transforms_note() : "-"};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
 }
@@ -108,35 +120,40 @@ int run_step_bench(const BenchOptions& o) {
   else fmt::print("no CUDA device ({}): CPU rows only\n", why);
   if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
   std::vector<StepRow> rows;
-  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}\n", "backend", "prec",
-             "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "bytes/pt", "GPU GiB");
+  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}  {}\n", "backend", "prec",
+             "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "bytes/pt", "GPU GiB", "fused");
+  std::vector<bool> callbacks;  // the GPU rows: with the fused transforms, without, or both
+  if (o.callbacks != "off") callbacks.push_back(true);
+  if (o.callbacks != "on") callbacks.push_back(false);
   for (BackendKind k : kinds) {
     std::vector<long> sizes = o.sizes;
     if (sizes.empty())
       sizes = k == BackendKind::Cuda ? std::vector<long>{1024, 2048, 4096, 8192, 16384} : std::vector<long>{256, 512};
     for (Precision p : precisions)
-      for (long n : sizes) {
-        const StepRow r = p == Precision::Single
-                              ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning)
-                              : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning);
-        fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.1f} {:>9.2f}\n",
-                   r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
-                   r.step_ms / r.floor_ms, cfl_percent(r), r.solver_bytes / (double(n) * double(n)), r.device_gib);
-        if (k == BackendKind::Cpu) fmt::print("        {}\n", r.where);  // threads, how the FFTs were planned
-        std::fflush(stdout);
-        rows.push_back(r);
-      }
+      for (long n : sizes)
+        for (bool cb : k == BackendKind::Cuda ? callbacks : std::vector<bool>{false}) {
+          const StepRow r = p == Precision::Single
+                                ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb)
+                                : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb);
+          fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.1f} {:>9.2f}  {}\n",
+                     r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
+                     r.step_ms / r.floor_ms, cfl_percent(r), r.solver_bytes / (double(n) * double(n)), r.device_gib,
+                     r.fused);
+          if (k == BackendKind::Cpu) fmt::print("        {}\n", r.where);  // threads, how the FFTs were planned
+          std::fflush(stdout);
+          rows.push_back(r);
+        }
   }
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
     csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,fixed_dt_ms,cfl_percent,"
-           "solver_bytes_per_point,gpu_gib\n";
+           "solver_bytes_per_point,gpu_gib,fused\n";
     for (const StepRow& r : rows)
-      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.5f},{:.3f},{:.2f},{:.3f}\n", r.backend,
+      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.5f},{:.3f},{:.2f},{:.3f},\"{}\"\n", r.backend,
                          r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
                          r.step_ms / r.floor_ms, r.fixed_ms, cfl_percent(r),
-                         r.solver_bytes / (double(r.n) * double(r.n)), r.device_gib);
+                         r.solver_bytes / (double(r.n) * double(r.n)), r.device_gib, r.fused);
   }
   return 0;
 }

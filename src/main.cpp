@@ -89,6 +89,10 @@ int run(int argc, char** argv) {
   bench->add_option("--form", bench_opts.form, "step: basdevant | advective")
       ->check(CLI::IsMember({"basdevant", "advective"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step: CPU rows too when a GPU is present");
+  bench->add_option("--callbacks", bench_opts.callbacks,
+                    "step: the GPU step's fused transforms (cuFFT callbacks): on (default: at the level "
+                    "CASCADE_FFT_CALLBACKS gives, auto unless set) | off | both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
   bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
   bench->add_option("--precision", bench_precisions, "single | double (default both)")
       ->check(CLI::IsMember({"single", "double"}));

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <functional>
 
 #include "backend_cases.hpp"
 #include "cascade/config.hpp"
+#include "cascade/error.hpp"
 #include "cascade/solver.hpp"
 
 namespace cascade {
@@ -316,19 +319,146 @@ INSTANTIATE_TEST_SUITE_P(Backends, SolverOnBackend, testing::ValuesIn(test::all_
 
 // ---------------------------------------------------------------- CPU vs GPU
 
+//! CASCADE_FFT_CALLBACKS set for one scope (the GPU backend reads it when its fused
+//! transforms are prepared).
+struct CallbacksEnv {
+  explicit CallbacksEnv(const char* level) { ::setenv("CASCADE_FFT_CALLBACKS", level, 1); }
+  ~CallbacksEnv() { ::unsetenv("CASCADE_FFT_CALLBACKS"); }
+};
+
+//! The GPU backend with its fused transforms at a forced level (off, store, all): the level
+//! auto picks depends on the grid's size, and the test grids are small. A forced level must
+//! be made: a silent fallback to the plain path would leave it untested.
+template <class Real>
+std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level) {
+  auto b = make_backend<Real>(BackendKind::Cuda, g);
+  CallbacksEnv env(level);
+  EXPECT_EQ(b->prepare_fused_transforms(), std::string(level) != "off") << b->fused_transforms_note();
+  return b;
+}
+
+// The same turbulent run on the CPU and on the GPU with the plain transforms and with each
+// level of fused transforms (the dealiasing inside cuFFT's passes), in both nonlinear forms
+// and with the 2/3 rule or none (then only the Nyquist modes are removed).
 TEST(SolverCpuGpu, TurbulentRunAgrees) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
-  const Config c = deck("grid: {nx: 256}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\n"
-                        "time: {cfl: 0.5}\n");
-  std::vector<std::vector<double>> w;
-  for (BackendKind k : {BackendKind::Cpu, BackendKind::Cuda}) {
-    auto b = make_backend<double>(k, c.make_grid());
-    Solver<double> s(*b, c);
-    s.initialise();
-    for (int n = 0; n < 200; ++n) s.step(1e9);
-    w.push_back(s.vorticity());
+  for (const char* form : {"basdevant", "advective"})
+    for (const char* dealias : {"two-thirds", "none"}) {
+      SCOPED_TRACE(std::string(form) + ", dealias " + dealias);
+      const Config c = deck(std::string("grid: {nx: 256, ny: 192, ly: 4.0, nonlinear: ") + form +
+                            ", dealias: " + dealias +
+                            "}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\ntime: {cfl: 0.5}\n");
+      const char* levels[] = {"cpu", "off", "store", "all"};
+      std::vector<std::vector<double>> w;
+      std::vector<double> t;
+      for (const char* level : levels) {
+        auto b = std::string(level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
+                                             : gpu_backend<double>(c.make_grid(), level);
+        Solver<double> s(*b, c);
+        s.initialise();
+        for (int n = 0; n < 200; ++n) s.step(1e9);
+        w.push_back(s.vorticity());
+        t.push_back(s.time());
+      }
+      for (int k = 1; k < 4; ++k) {
+        EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU, callbacks " << levels[k] << ", vs CPU";
+        EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: callbacks " << levels[k];
+      }
+    }
+}
+
+//! One evaluation, operation against operation: the fused transforms against the plain ones,
+//! at the modes the dealiasing keeps, and the CFL maximum. At level `all` the fused side gets
+//! inputs that are not zero at the removed modes, which it must not read.
+template <class Real>
+void check_fused_products(const char* level, bool advective, double tol) {
+  const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
+  auto fused = gpu_backend<Real>(g, level);
+  auto plain = gpu_backend<Real>(g, "off");
+  const bool loads = std::string(level) == "all";
+  using C = Complex<Real>;
+  // Inputs: the spectra of rough zero-mean real fields (every mode but k = 0 nonzero, as the
+  // evaluation's inputs have no mean).
+  std::vector<std::vector<Real>> in(4, std::vector<Real>(g.size()));
+  for (int q = 0; q < 4; ++q) {
+    double mean = 0;
+    for (std::size_t k = 0; k < in[q].size(); ++k) {
+      in[q][k] = Real(std::sin(0.37 * double(k) * (q + 1) + q) + 0.3 * std::cos(1e-3 * double(k * k)));
+      mean += double(in[q][k]) / double(g.size());
+    }
+    for (auto& x : in[q]) x = Real(double(x) - mean);
   }
-  EXPECT_LT(rel_l2(w[1], w[0]), 1e-10);
+  auto load = [&](Backend<Real>& b, bool masked) {
+    std::vector<Buffer<C>> hat;
+    Buffer<Real> r = b.real_field();
+    for (int q = 0; q < 4; ++q) {
+      hat.push_back(b.spectral_field());
+      b.from_host(in[q], r);
+      b.forward(r, hat.back());
+      if (masked) b.apply_mask(hat.back());
+    }
+    return hat;
+  };
+  // Removed modes zeroed on both sides (the fused forward leaves them alone), then compared.
+  auto result = [&](Backend<Real>& b, Buffer<C>& a) {
+    b.apply_mask(a);
+    std::vector<C> h;
+    b.to_host(a, h);
+    return h;
+  };
+  for (bool cfl : {true, false}) {
+    SCOPED_TRACE(cfl ? "with the CFL maximum" : "without");
+    auto hf = load(*fused, !loads), hp = load(*plain, true);
+    Buffer<Real> uf = fused->real_field(), vf = fused->real_field(), xf = fused->real_field(), yf = fused->real_field();
+    Buffer<Real> up = plain->real_field(), vp = plain->real_field(), xp = plain->real_field(), yp = plain->real_field();
+    fused->nonlinear_products(advective, cfl, hf[0], hf[1], &hf[2], &hf[3], uf, vf, &xf, &yf);
+    plain->nonlinear_products(advective, cfl, hp[0], hp[1], &hp[2], &hp[3], up, vp, &xp, &yp);
+    if (cfl) EXPECT_NEAR(double(fused->cfl_maximum()), double(plain->cfl_maximum()), tol * double(plain->cfl_maximum()));
+    for (int q = 0; q < (advective ? 1 : 2); ++q) {
+      const std::vector<C> a = result(*fused, hf[q]), b = result(*plain, hp[q]);
+      double diff = 0, scale = 0;
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        diff = std::max(diff, std::hypot(double(a[k].re) - double(b[k].re), double(a[k].im) - double(b[k].im)));
+        scale = std::max(scale, std::hypot(double(b[k].re), double(b[k].im)));
+      }
+      EXPECT_GT(scale, 0.0);
+      EXPECT_LE(diff, tol * scale) << "product " << q;
+    }
+  }
+}
+
+TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  for (const char* level : {"store", "all"})
+    for (bool advective : {false, true}) {
+      SCOPED_TRACE(std::string(level) + (advective ? ", advective" : ", basdevant"));
+      check_fused_products<double>(level, advective, 1e-13);
+      check_fused_products<float>(level, advective, 2e-6);
+    }
+}
+
+TEST(FusedTransforms, LevelsAndNotes) {
+  auto cpu = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
+  EXPECT_FALSE(cpu->prepare_fused_transforms());
+  EXPECT_EQ(cpu->fused_transforms_note(), "none on this backend");
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const Grid g(16, 16, 1.0, 1.0);
+  EXPECT_EQ(gpu_backend<double>(g, "off")->fused_transforms_note(), "off (CASCADE_FFT_CALLBACKS=off)");
+  EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(), "kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
+  EXPECT_EQ(gpu_backend<float>(g, "all")->fused_transforms_note(),
+            "kept-mode stores and loads (CASCADE_FFT_CALLBACKS=all)");
+  // auto (unset): by size and precision.
+  auto small = make_backend<double>(BackendKind::Cuda, g);
+  EXPECT_EQ(small->fused_transforms_note(), "not made yet");
+  EXPECT_FALSE(small->prepare_fused_transforms());
+  EXPECT_EQ(small->fused_transforms_note(), "none below 4096^2 points (auto)");
+  auto single = make_backend<float>(BackendKind::Cuda, g);
+  EXPECT_FALSE(single->prepare_fused_transforms());
+  EXPECT_EQ(single->fused_transforms_note(), "none in single precision (auto)");
+  // A level that is not one is an input error, not a silent default.
+  auto bad = make_backend<double>(BackendKind::Cuda, g);
+  CallbacksEnv env("fast");
+  EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
 }
 
 // ---------------------------------------------------------------- the time-step loop

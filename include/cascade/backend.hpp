@@ -88,6 +88,31 @@ class Backend {
   //! wx <- -(u wx + v wy); the CFL maximum as basdevant_products.
   virtual void advective_product(const Buffer<Real>& u, const Buffer<Real>& v, Buffer<Real>& wx,
                                  const Buffer<Real>& wy, bool cfl) = 0;
+  //! One nonlinear evaluation of the inputs in the work fields (left by velocity_hat,
+  //! advective_inputs or fused_stage): their inverse transforms into u, v (wx, wy), the
+  //! products (basdevant_products, advective_product, with the CFL maximum when `cfl`), and the
+  //! products' forward transforms: Basdevant a <- (u v)_hat, b <- (v^2 - u^2)_hat; advective
+  //! a <- (-(u wx + v wy))_hat (c, d, wx, wy only then). On return a (and b) are defined at the
+  //! modes the dealiasing keeps, which is all fused_stage and shell_spectra read; the inputs
+  //! and u, v (wx, wy) are left unspecified. Where the fused transforms are made
+  //! (prepare_fused_transforms), these transforms do the dealiasing.
+  virtual void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
+                                  Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
+                                  Buffer<Real>* wy) = 0;
+  //! Make the step's fused transforms where this backend has them (one GPU:
+  //! kernels/fft_callbacks.cuh): the forward transforms of nonlinear_products store the kept
+  //! modes alone and, at the second level, its inverse transforms load them alone, and
+  //! fused_stage then leaves the removed modes alone (S must hold zero there, as the dealiased
+  //! state does; a, b, c, d are read only where kept). CASCADE_FFT_CALLBACKS picks the level:
+  //! auto (unset: what measured faster, by size and precision), off, store, all. Making them
+  //! links cuFFT's kernels with the callbacks (under a second a plan). False where none are
+  //! made (fused_transforms_note says why); results differ from the plain transforms' at
+  //! round-off only.
+  virtual bool prepare_fused_transforms() = 0;
+  //! What prepare_fused_transforms made, and why: e.g. "kept-mode stores (auto)", "off
+  //! (CASCADE_FFT_CALLBACKS=off)", "none below 4096^2 points (auto)", "not made yet", "none on
+  //! this backend".
+  virtual std::string fused_transforms_note() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that
   //! number alone: work queued after the pass (the forward transforms) keeps the device busy.
   virtual Real cfl_maximum() = 0;

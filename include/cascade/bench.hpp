@@ -18,6 +18,7 @@ struct BenchOptions {
   std::string stepper = "rk4";       //!< bench step
   std::string form = "basdevant";    //!< bench step: basdevant | advective
   bool include_cpu = false;          //!< bench step: CPU rows too when a GPU is present
+  std::string callbacks = "on";      //!< bench step: the GPU's fused transforms on | off | both
   FftPlanning fft_planning = FftPlanning::Auto;  //!< fft, step: how the CPU rows plan (as run.fft_planning)
 };
 
