@@ -91,17 +91,20 @@ __global__ void for_each_kernel(std::size_t n, Fn f) {
 }
 
 //! The grid-stride loop of for_each_kernel, keeping the NaN-propagating maximum of what the
-//! functor returns: the first level of the cascade (per thread, then per block by warp
-//! shuffles); the per-block partials are then combined by reduce_device.
+//! functor returns, the whole cascade in one launch: per thread, per block by warp shuffles,
+//! then the block that finishes last combines the per-block partials (the reduction library's
+//! fused completion, kernels/reduction.cuh finish_block) and writes the result to `result`
+//! (mapped pinned host memory: no second kernel and no copy behind this one).
 template <int BLOCK, class Real, class Fn>
-__global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f, Real* d_partials) {
+__global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f, Real* d_partials,
+                                                             unsigned* d_ticket, Real* result) {
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
   const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
   for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
     acc = op(acc, f(idx));
   acc = reduction_kernels::block_reduce_shuffle<BLOCK>(acc, op);
-  if (threadIdx.x == 0) d_partials[blockIdx.x] = acc;
+  reduction_kernels::finish_block<BLOCK, 4, true>(acc, blockIdx.x, gridDim.x, op, d_partials, d_ticket, result);
 }
 
 struct AddOp {
@@ -232,12 +235,12 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaMalloc(&d_sum_partials_, sizeof(SpectralSums) * blocks_cap_));
     CASCADE_CUDA_CHECK(cudaMalloc(&d_budget_, 6 * sizeof(double)));
     CASCADE_CUDA_CHECK(cudaMemset(d_budget_, 0, 6 * sizeof(double)));
-    scratch_bytes_ = reduction_scratch_bytes<Real>();
-    CASCADE_CUDA_CHECK(cudaMalloc(&d_scratch_, scratch_bytes_ + sizeof(Real)));
-    CASCADE_CUDA_CHECK(cudaMemset(d_scratch_, 0, scratch_bytes_ + sizeof(Real)));
-    d_result_ = reinterpret_cast<Real*>(static_cast<char*>(d_scratch_) + scratch_bytes_);
-    // The CFL maximum comes back through pinned memory and an event (for_each_max_async).
-    CASCADE_CUDA_CHECK(cudaMallocHost(&h_max_, sizeof(Real)));
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_ticket_, sizeof(unsigned)));
+    CASCADE_CUDA_CHECK(cudaMemset(d_ticket_, 0, sizeof(unsigned)));
+    // The CFL maximum comes back through mapped pinned memory, which the kernel writes, and an
+    // event (for_each_max_async).
+    CASCADE_CUDA_CHECK(cudaHostAlloc(&h_max_, sizeof(Real), cudaHostAllocMapped));
+    CASCADE_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_max_), h_max_, 0));
     CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&max_ready_, cudaEventDisableTiming));
   }
 
@@ -267,7 +270,7 @@ class CudaExec {
     if (d_partials_) cudaFree(d_partials_);
     if (d_sum_partials_) cudaFree(d_sum_partials_);
     if (d_budget_) cudaFree(d_budget_);
-    if (d_scratch_) cudaFree(d_scratch_);
+    if (d_ticket_) cudaFree(d_ticket_);
     if (d_sum_temp_) cudaFree(d_sum_temp_);
     if (d_bins_) cudaFree(d_bins_);
     if (d_work_) cudaFree(d_work_);
@@ -326,20 +329,16 @@ class CudaExec {
   }
 
   //! Apply f to every index; the NaN-propagating maximum of its results (one pass over the
-  //! data: the maximum is fused into the kernel that does the work) is copied to pinned host
-  //! memory behind it, and max_result() waits for that copy alone: work queued after this
-  //! call keeps the device busy while the host waits.
+  //! data: the maximum is fused into the kernel that does the work, down to the one number,
+  //! which the kernel writes to pinned host memory), and max_result() waits for that kernel
+  //! alone: work queued after this call keeps the device busy while the host waits.
   template <class Fn>
   void for_each_max_async(std::size_t n, const Fn& f) {
     constexpr int kThreads = 256;
     const std::size_t want = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
-    for_each_max_kernel<kThreads, Real><<<blocks, kThreads, 0, stream_>>>(n, f, d_partials_);
+    for_each_max_kernel<kThreads, Real><<<blocks, kThreads, 0, stream_>>>(n, f, d_partials_, d_ticket_, d_max_);
     CASCADE_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = scratch_bytes_;
-    reduce_device<Real>(d_scratch_, bytes, ReduceOp::Max, d_partials_, std::size_t(blocks), d_result_,
-                        Combine::Fused, stream_);
-    CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_max_, d_result_, sizeof(Real), cudaMemcpyDeviceToHost, stream_));
     CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
   }
   Real max_result() const {
@@ -573,10 +572,9 @@ class CudaExec {
   Real* d_partials_ = nullptr;
   SpectralSums* d_sum_partials_ = nullptr;
   double* d_budget_ = nullptr;
-  void* d_scratch_ = nullptr;
-  std::size_t scratch_bytes_ = 0;
-  Real* d_result_ = nullptr;
-  Real* h_max_ = nullptr;          //!< pinned
+  unsigned* d_ticket_ = nullptr;  //!< the maximum's last-block ticket (0 between launches)
+  Real* h_max_ = nullptr;          //!< pinned, mapped: the maximum
+  Real* d_max_ = nullptr;          //!< its device address
   cudaEvent_t max_ready_ = nullptr;
   void* d_sum_temp_ = nullptr;
   std::size_t sum_temp_bytes_ = 0;

@@ -102,8 +102,8 @@ class Backend {
   //! Make the step's fused transforms where this backend has them (one GPU:
   //! kernels/fft_callbacks.cuh): the forward transforms of nonlinear_products store the kept
   //! modes alone and, at the second level, its inverse transforms load them alone, and
-  //! fused_stage then leaves the removed modes alone (S must hold zero there, as the dealiased
-  //! state does; a, b, c, d are read only where kept). CASCADE_FFT_CALLBACKS picks the level:
+  //! fused_stage then leaves the removed modes of a, b (c, d) alone too (they are read only
+  //! where kept). CASCADE_FFT_CALLBACKS picks the level:
   //! auto (unset: what measured faster, by size and precision), off, store, all. Making them
   //! links cuFFT's kernels with the callbacks (under a second a plan). False where none are
   //! made (fused_transforms_note says why); results differ from the plain transforms' at
@@ -121,7 +121,9 @@ class Backend {
   //! One stage of an integrating-factor RK step fused with the spectral work around it
   //! (ns_ops.cuh FusedStage): a, b (, c, d) hold the transforms of the products on entry and
   //! the next evaluation's inputs on return. w is null for low-storage tables; save_w copies
-  //! S into it first (the first stage of a classic step); c, d only in advective form. With
+  //! S into it first (the first stage of a classic step); c, d only in advective form. S must
+  //! be dealiased (zero where the mask removes modes): those modes of S and w are left as they
+  //! are, and the inputs are written zero there (or left alone: prepare_fused_transforms). With
   //! `budget`, the same pass adds the budget rates of S (as it was on entry) and the forcing
   //! to the backend's budget integrals (accumulate_budget), on the device, with no host sync.
   virtual void fused_stage(const LinearCoefficients& lin, const StageCoefficients& coef, bool advective,
