@@ -22,9 +22,12 @@ template <class Real>
 struct TransformCallbackParams {
   SpectralShape<Real> shape;
   DealiasMask<Real> mask;
+  std::size_t field;  //!< modes in a field: a batched plan's offsets run on into the next field
 
-  //! Whether the mode at flat index `offset` of the half spectrum survives the dealiasing.
+  //! Whether the mode at flat index `offset` of the half spectrum (of any field of a batch)
+  //! survives the dealiasing.
   CASCADE_HD bool keeps(unsigned long long offset) const {
+    while (offset >= field) offset -= field;  // the batches are pairs: at most once
     int i, j;
     shape.mode(std::size_t(offset), i, j);
     return mask.keep(shape, i, j);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <vector>
 #include <string>
 
@@ -431,41 +432,47 @@ class CudaExec {
     CASCADE_CUFFT_CHECK(T::exec_c2r(inverse_, d_in, d_out));
   }
 
-  // ---- the step's fused transforms (kernels/fft_callbacks.cuh)
+  // ---- the step's own transforms: batched pairs, callbacks (kernels/fft_callbacks.cuh)
 
-  //! Make the plans with callbacks, once, at the level CASCADE_FFT_CALLBACKS asks for
-  //! (Backend::prepare_fused_transforms): a forward that stores the kept modes alone and, at
-  //! the second level, an inverse that loads them alone. cuFFT links the callbacks into its
-  //! kernels here (nvJitLink, under a second a plan). They share the work area of the plain
-  //! plans (grown if they need more). False, with fused_note() saying why, at level 0 or when
-  //! cuFFT refuses them: the plain transforms then run.
+  //! Make the step's plans, once (Backend::prepare_fused_transforms): with callbacks at the
+  //! level CASCADE_FFT_CALLBACKS gives (a forward that stores the kept modes alone and, at the
+  //! second level, an inverse that loads them alone), for one field and, where
+  //! CASCADE_FFT_BATCH gives batching, for a pair (batch 2). cuFFT links the callbacks into
+  //! its kernels here (nvJitLink, under a second a plan). All share the work area of the
+  //! plain plans (grown if they need more). False, with fused_note() saying why, when none are
+  //! asked for or cuFFT refuses them: the plain transforms then run, one field at a time.
   bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
-    if (fused_tried_) return fused_level_ > 0;
+    if (fused_tried_) return fused_level_ > 0 || pairs_;
     fused_tried_ = true;
-    const std::string why = choose_fused_level();
-    if (fused_level_ == 0) {
-      fused_note_ = why;
-      return false;
+    const std::string why_level = choose_fused_level();
+    const std::string why_pairs = choose_pairs();
+    const std::string callbacks = fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
+                                  : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
+                                                      : "callbacks " + why_level;
+    fused_note_ = (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks;
+    if (fused_level_ == 0 && !pairs_) return false;
+    if (fused_level_ > 0) {
+      CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
+      const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1)};
+      CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
     }
-    CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
-    const Params params{shape, mask};
-    CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
     std::string failed;
     const cufftResult r = make_fused_plans(failed);
     if (r != CUFFT_SUCCESS) {
       destroy_fused_plans();
       fused_level_ = 0;
+      pairs_ = false;
       fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
-      std::fprintf(stderr, "cascade: cuFFT callbacks %s; the step runs on the plain transforms\n",
+      std::fprintf(stderr, "cascade: the step's cuFFT plans are %s; it runs on the plain transforms\n",
                    fused_note_.c_str());
       return false;
     }
-    fused_note_ = std::string(fused_level_ == 2 ? "kept-mode stores and loads" : "kept-mode stores") + " (" + why + ")";
     return true;
   }
   //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
   //! them alone too (and the fused stage leaves the removed modes alone).
   int fused_level() const { return fused_level_; }
+  bool has_pairs() const { return pairs_; }
   std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
 
   //! The step's forward transform (of products): kept modes stored alone from level 1.
@@ -476,28 +483,28 @@ class CudaExec {
   void step_inverse(Cplx* d_in, Real* d_out) const {
     CASCADE_CUFFT_CHECK(T::exec_c2r(fused_level_ >= 2 ? inverse_kept_ : inverse_, d_in, d_out));
   }
+  //! The same for a pair of fields, each followed by the other in one allocation (has_pairs()).
+  void step_forward_pair(const Real* d_in, Cplx* d_out) const {
+    CASCADE_CUFFT_CHECK(T::exec_r2c(forward_pair_, d_in, d_out));
+  }
+  void step_inverse_pair(Cplx* d_in, Real* d_out) const {
+    CASCADE_CUFFT_CHECK(T::exec_c2r(inverse_pair_, d_in, d_out));
+  }
 
  protected:
   using Params = TransformCallbackParams<Real>;
 
-  //! The level of CASCADE_FFT_CALLBACKS: 0/off, store, all, or auto (unset): what was faster
-  //! per transform on an H100 (cuFFT of CUDA 13, `cascade bench step --callbacks both`): in
-  //! double, kept-mode stores from 4096^2 points and kept-mode loads from 8192^2; in single,
-  //! neither (cuFFT's callback kernels are slower there at every size). Returns the reason.
+  //! The level of CASCADE_FFT_CALLBACKS: off, store, all, or auto (unset): what was faster per
+  //! transform on an H100 (cuFFT of CUDA 13; `cascade bench step --callbacks both`): in double,
+  //! level 1 from 4096^2 points and level 2 from 8192^2; in single, none (cuFFT's callback
+  //! kernels are slower there at every size). Returns the reason.
   std::string choose_fused_level() {
-    const char* env = std::getenv("CASCADE_FFT_CALLBACKS");
-    const std::string v = env ? env : "auto";
+    const std::string v = env_choice("CASCADE_FFT_CALLBACKS", {"auto", "off", "store", "all"});
     const double points = double(nx_) * double(ny_);
-    if (v == "0" || v == "off") {
-      fused_level_ = 0;
-      return "off (CASCADE_FFT_CALLBACKS=" + v + ")";
+    if (v != "auto") {
+      fused_level_ = v == "off" ? 0 : v == "store" ? 1 : 2;
+      return (v == "off" ? "off (CASCADE_FFT_CALLBACKS=" : "CASCADE_FFT_CALLBACKS=") + v + (v == "off" ? ")" : "");
     }
-    if (v == "store" || v == "all") {
-      fused_level_ = v == "store" ? 1 : 2;
-      return "CASCADE_FFT_CALLBACKS=" + v;
-    }
-    if (v != "auto" && !v.empty())
-      throw InputError("CASCADE_FFT_CALLBACKS: expected auto, off, store or all, found '" + v + "'");
     if (sizeof(Real) == 4) {
       fused_level_ = 0;
       return "none in single precision (auto)";
@@ -505,36 +512,69 @@ class CudaExec {
     fused_level_ = points >= 8192.0 * 8192.0 ? 2 : points >= 4096.0 * 4096.0 ? 1 : 0;
     return fused_level_ ? "auto" : "none below 4096^2 points (auto)";
   }
+  //! Batched pairs, from CASCADE_FFT_BATCH: off, on, or auto (unset): up to 4096^2 points,
+  //! where batching two fields made the step faster on an H100 (`cascade bench step`, rk4
+  //! double: 20% at 1024^2, 3% at 4096^2, even at 2048^2); at 8192^2 it gained nothing, and a
+  //! batched plan's work area (twice a single one's) costs memory the largest grids need.
+  std::string choose_pairs() {
+    const std::string v = env_choice("CASCADE_FFT_BATCH", {"auto", "off", "on"});
+    if (v != "auto") {
+      pairs_ = v == "on";
+      return "CASCADE_FFT_BATCH=" + v;
+    }
+    pairs_ = double(nx_) * double(ny_) <= 4096.0 * 4096.0;
+    return pairs_ ? "auto" : "none above 4096^2 points (auto)";
+  }
+  static std::string env_choice(const char* name, std::initializer_list<const char*> allowed) {
+    const char* env = std::getenv(name);
+    const std::string v = env && *env ? env : "auto";
+    std::string list;
+    for (const char* a : allowed) {
+      if (v == a) return v;
+      list += std::string(list.empty() ? "" : ", ") + a;
+    }
+    throw InputError(std::string(name) + ": expected " + list + ", found '" + v + "'");
+  }
 
   cufftResult make_fused_plans(std::string& failed) {
     cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
-    void** info = cb_info_;
-    const void* fatbin = cascade_fft_callbacks;
-    const std::size_t fatbin_bytes = sizeof(cascade_fft_callbacks);
-    const bool loads = fused_level_ >= 2;
-    std::size_t work_f = 0, work_i = 0;
+    const std::size_t spectral = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
+    const std::size_t real = std::size_t(ny_) * std::size_t(nx_);
     cufftResult r = CUFFT_SUCCESS;
-    auto step = [&](const char* what, cufftResult rc) {
-      if (r == CUFFT_SUCCESS && rc != CUFFT_SUCCESS) {
-        r = rc;
-        failed = what;
-      }
+    std::size_t need = 0;
+    // One plan: forward (R2C) or inverse (C2R), of `batch` fields, with the callback the
+    // level gives (none at level 0; for the inverse, none below level 2).
+    auto plan = [&](cufftHandle& p, bool forward, int batch) {
+      if (r != CUFFT_SUCCESS) return;
+      const char* what = forward ? "forward plan" : "inverse plan";
+      auto check = [&](cufftResult rc) {
+        if (r == CUFFT_SUCCESS && rc != CUFFT_SUCCESS) {
+          r = rc;
+          failed = what;
+        }
+      };
+      check(cufftCreate(&p));
+      check(cufftSetAutoAllocation(p, 0));
+      const bool callback = forward ? fused_level_ >= 1 : fused_level_ >= 2;
+      if (callback)
+        check(cufftXtSetJITCallback(p, forward ? T::store_kept : T::load_kept, cascade_fft_callbacks,
+                                    sizeof(cascade_fft_callbacks), forward ? T::store_complex : T::load_complex,
+                                    cb_info_));
+      int dims[2] = {ny_, nx_};
+      std::size_t work = 0;
+      const long long in_dist = forward ? (long long)real : (long long)spectral;
+      const long long out_dist = forward ? (long long)spectral : (long long)real;
+      check(cufftMakePlanMany(p, 2, dims, nullptr, 1, int(in_dist), nullptr, 1, int(out_dist),
+                              forward ? T::r2c : T::c2r, batch, &work));
+      need = std::max(need, work);
     };
-    step("cufftCreate", cufftCreate(&forward_kept_));
-    if (loads) step("cufftCreate", cufftCreate(&inverse_kept_));
-    if (r != CUFFT_SUCCESS) return r;
-    step("cufftSetAutoAllocation", cufftSetAutoAllocation(forward_kept_, 0));
-    step("cufftXtSetJITCallback (store kept)",
-         cufftXtSetJITCallback(forward_kept_, T::store_kept, fatbin, fatbin_bytes, T::store_complex, info));
-    step("cufftMakePlan2d (forward)", cufftMakePlan2d(forward_kept_, ny_, nx_, T::r2c, &work_f));
-    if (loads) {
-      step("cufftSetAutoAllocation", cufftSetAutoAllocation(inverse_kept_, 0));
-      step("cufftXtSetJITCallback (load kept)",
-           cufftXtSetJITCallback(inverse_kept_, T::load_kept, fatbin, fatbin_bytes, T::load_complex, info));
-      step("cufftMakePlan2d (inverse)", cufftMakePlan2d(inverse_kept_, ny_, nx_, T::c2r, &work_i));
+    if (fused_level_ >= 1) plan(forward_kept_, true, 1);
+    if (fused_level_ >= 2) plan(inverse_kept_, false, 1);
+    if (pairs_) {
+      plan(forward_pair_, true, 2);
+      plan(inverse_pair_, false, 2);
     }
     if (r != CUFFT_SUCCESS) return r;
-    const std::size_t need = std::max(work_f, work_i);
     if (need > work_bytes_) {  // one work area for every plan, grown to the largest need
       void* grown = nullptr;
       if (cudaMalloc(&grown, need) != cudaSuccess) {
@@ -549,17 +589,19 @@ class CudaExec {
       if (forward_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(forward_, d_work_));
       if (inverse_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(inverse_, d_work_));
     }
-    for (cufftHandle p : {forward_kept_, inverse_kept_}) {
+    for (cufftHandle p : {forward_kept_, inverse_kept_, forward_pair_, inverse_pair_}) {
       if (!p) continue;
-      step("cufftSetWorkArea", cufftSetWorkArea(p, d_work_));
-      step("cufftSetStream", cufftSetStream(p, stream_));
+      if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p, d_work_);
+      if (r == CUFFT_SUCCESS) r = cufftSetStream(p, stream_);
+      if (r != CUFFT_SUCCESS) failed = "work area or stream";
     }
     return r;
   }
   void destroy_fused_plans() {
-    if (forward_kept_) cufftDestroy(forward_kept_);
-    if (inverse_kept_) cufftDestroy(inverse_kept_);
-    forward_kept_ = inverse_kept_ = 0;
+    for (cufftHandle* p : {&forward_kept_, &inverse_kept_, &forward_pair_, &inverse_pair_}) {
+      if (*p) cufftDestroy(*p);
+      *p = 0;
+    }
   }
 
   int device_;
@@ -584,8 +626,11 @@ class CudaExec {
   std::size_t work_bytes_ = 0;
   int nx_ = 0, ny_ = 0;
   // The fused transforms (prepare_fused).
-  cufftHandle forward_kept_ = 0;
-  cufftHandle inverse_kept_ = 0;
+  cufftHandle forward_kept_ = 0;  //!< one field, level >= 1
+  cufftHandle inverse_kept_ = 0;  //!< one field, level 2
+  cufftHandle forward_pair_ = 0;  //!< two fields, with the level's callback
+  cufftHandle inverse_pair_ = 0;
+  bool pairs_ = false;
   Params* d_cb_ = nullptr;        //!< the callbacks' parameters
   void* cb_info_[1] = {nullptr};  //!< the callbacks' caller info: d_cb_
   int fused_level_ = 0;

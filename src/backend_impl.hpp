@@ -50,6 +50,12 @@ class BackendImpl final : public Backend<Real> {
   Buffer<Cplx> spectral_field() override {
     return exec_.template alloc<Cplx>(this->slab_.spectral_count(this->grid_));
   }
+  void real_pair(Buffer<Real>& first, Buffer<Real>& second) override {
+    make_pair(this->slab_.real_count(this->grid_), first, second);
+  }
+  void spectral_pair(Buffer<Cplx>& first, Buffer<Cplx>& second) override {
+    make_pair(this->slab_.spectral_count(this->grid_), first, second);
+  }
   void to_host(const Buffer<Real>& src, std::vector<Real>& dst) override {
     if (!decomposed()) return copy_out(src, dst);
     check_real(src);
@@ -195,16 +201,13 @@ class BackendImpl final : public Backend<Real> {
       check_real(*wx);
       check_real(*wy);
     }
-    step_inverse(a, u);
-    step_inverse(b, v);
+    step_inverse(a, b, u, v);
     if (!advective) {
       basdevant_products(u, v, cfl);
-      step_forward(u, a);
-      step_forward(v, b);
+      step_forward(u, v, a, b);
       return;
     }
-    step_inverse(*c, *wx);
-    step_inverse(*d, *wy);
+    step_inverse(*c, *d, *wx, *wy);
     advective_product(u, v, *wx, *wy, cfl);
     step_forward(*wx, a);
   }
@@ -320,14 +323,43 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kCanFuse) return exec_.fused_level() >= 2;
     return false;
   }
-  //! The transforms of nonlinear_products: with the dealiasing folded in where made.
-  void step_inverse(Buffer<Cplx>& in, Buffer<Real>& out) {
-    if constexpr (Exec::kCanFuse) exec_.step_inverse(in.data(), out.data());
-    else exec_.inverse(in.data(), out.data());
+  //! The transforms of nonlinear_products: with the dealiasing folded in where made, and two
+  //! fields in one batched transform where they are pairs (spectral_pair, real_pair).
+  void step_inverse(Buffer<Cplx>& in1, Buffer<Cplx>& in2, Buffer<Real>& out1, Buffer<Real>& out2) {
+    if constexpr (Exec::kCanFuse) {
+      if (exec_.has_pairs() && paired(in1, in2) && paired(out1, out2))
+        return exec_.step_inverse_pair(in1.data(), out1.data());
+      exec_.step_inverse(in1.data(), out1.data());
+      exec_.step_inverse(in2.data(), out2.data());
+    } else {
+      exec_.inverse(in1.data(), out1.data());
+      exec_.inverse(in2.data(), out2.data());
+    }
+  }
+  void step_forward(const Buffer<Real>& in1, const Buffer<Real>& in2, Buffer<Cplx>& out1, Buffer<Cplx>& out2) {
+    if constexpr (Exec::kCanFuse) {
+      if (exec_.has_pairs() && paired(in1, in2) && paired(out1, out2))
+        return exec_.step_forward_pair(in1.data(), out1.data());
+    }
+    step_forward(in1, out1);
+    step_forward(in2, out2);
   }
   void step_forward(const Buffer<Real>& in, Buffer<Cplx>& out) {
     if constexpr (Exec::kCanFuse) exec_.step_forward(in.data(), out.data());
     else exec_.forward(in.data(), out.data());
+  }
+  template <class T>
+  static bool paired(const Buffer<T>& first, const Buffer<T>& second) {
+    return second.data() == first.data() + first.size() && second.size() == first.size();
+  }
+  template <class T>
+  void make_pair(std::size_t n, Buffer<T>& first, Buffer<T>& second) {
+    Buffer<T> whole = exec_.template alloc<T>(2 * n);
+    T* const data = whole.data();
+    const MemorySpace space = whole.space();
+    const typename Buffer<T>::Deleter deleter = whole.release();
+    first = Buffer<T>(data, n, space, deleter);  // owns the allocation
+    second = Buffer<T>(data + n, n, space, nullptr);  // a view: no deleter
   }
   //! Whether this backend holds a slab of the grid (an MPI rank of a decomposed run).
   bool decomposed() const { return this->slab_.transposed; }

@@ -23,17 +23,14 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
 
   S_ = b_.spectral_field();
   if (!table_.low_storage) W_ = b_.spectral_field();
-  a_hat_ = b_.spectral_field();
-  b_hat_ = b_.spectral_field();
-  u_ = b_.real_field();
-  v_ = b_.real_field();
+  // Pairs (one allocation each): the fields that go through the transforms together.
+  b_.spectral_pair(a_hat_, b_hat_);
+  b_.real_pair(u_, v_);
   if (config.grid.nonlinear == NonlinearForm::Advective) {
-    c_hat_ = b_.spectral_field();
-    d_hat_ = b_.spectral_field();
-    wx_ = b_.real_field();
-    wy_ = b_.real_field();
+    b_.spectral_pair(c_hat_, d_hat_);
+    b_.real_pair(wx_, wy_);
   }
-  // The GPU's transforms with the dealiasing folded in, where they are faster.
+  // The GPU's own step transforms (batched pairs, the dealiasing folded in), where faster.
   b_.prepare_fused_transforms();
 }
 

@@ -322,24 +322,31 @@ INSTANTIATE_TEST_SUITE_P(Backends, SolverOnBackend, testing::ValuesIn(test::all_
 //! CASCADE_FFT_CALLBACKS set for one scope (the GPU backend reads it when its fused
 //! transforms are prepared).
 struct CallbacksEnv {
-  explicit CallbacksEnv(const char* level) { ::setenv("CASCADE_FFT_CALLBACKS", level, 1); }
-  ~CallbacksEnv() { ::unsetenv("CASCADE_FFT_CALLBACKS"); }
+  explicit CallbacksEnv(const char* value, const char* name = "CASCADE_FFT_CALLBACKS") : name_(name) {
+    ::setenv(name, value, 1);
+  }
+  ~CallbacksEnv() { ::unsetenv(name_); }
+  const char* name_;
 };
 
 //! The GPU backend with its fused transforms at a forced level (off, store, all): the level
 //! auto picks depends on the grid's size, and the test grids are small. A forced level must
 //! be made: a silent fallback to the plain path would leave it untested.
 template <class Real>
-std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level) {
+std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto") {
   auto b = make_backend<Real>(BackendKind::Cuda, g);
-  CallbacksEnv env(level);
-  EXPECT_EQ(b->prepare_fused_transforms(), std::string(level) != "off") << b->fused_transforms_note();
+  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH");
+  const bool made = b->prepare_fused_transforms();
+  const std::string note = b->fused_transforms_note();
+  EXPECT_TRUE(made || std::string(level) == "off") << note;
+  EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
   return b;
 }
 
 // The same turbulent run on the CPU and on the GPU with the plain transforms and with each
-// level of fused transforms (the dealiasing inside cuFFT's passes), in both nonlinear forms
-// and with the 2/3 rule or none (then only the Nyquist modes are removed).
+// level of fused transforms (the dealiasing inside cuFFT's passes), one field a transform or
+// pairs batched, in both nonlinear forms and with the 2/3 rule or none (then only the
+// Nyquist modes are removed).
 TEST(SolverCpuGpu, TurbulentRunAgrees) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   for (const char* form : {"basdevant", "advective"})
@@ -348,21 +355,25 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
       const Config c = deck(std::string("grid: {nx: 256, ny: 192, ly: 4.0, nonlinear: ") + form +
                             ", dealias: " + dealias +
                             "}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\ntime: {cfl: 0.5}\n");
-      const char* levels[] = {"cpu", "off", "store", "all"};
+      // {callbacks, batched pairs}: the CPU first, then every GPU combination (auto picks them
+      // by grid size; here they are forced).
+      const std::pair<const char*, const char*> variants[] = {
+          {"cpu", ""}, {"off", "off"}, {"off", "on"}, {"store", "off"}, {"store", "on"}, {"all", "off"}, {"all", "on"}};
       std::vector<std::vector<double>> w;
       std::vector<double> t;
-      for (const char* level : levels) {
+      for (const auto& [level, batch] : variants) {
         auto b = std::string(level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
-                                             : gpu_backend<double>(c.make_grid(), level);
+                                             : gpu_backend<double>(c.make_grid(), level, batch);
         Solver<double> s(*b, c);
         s.initialise();
         for (int n = 0; n < 200; ++n) s.step(1e9);
         w.push_back(s.vorticity());
         t.push_back(s.time());
       }
-      for (int k = 1; k < 4; ++k) {
-        EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU, callbacks " << levels[k] << ", vs CPU";
-        EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: callbacks " << levels[k];
+      for (std::size_t k = 1; k < w.size(); ++k) {
+        const std::string what = std::string("callbacks ") + variants[k].first + ", batch " + variants[k].second;
+        EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what;
+        EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what;
       }
     }
 }
@@ -443,18 +454,29 @@ TEST(FusedTransforms, LevelsAndNotes) {
   EXPECT_EQ(cpu->fused_transforms_note(), "none on this backend");
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const Grid g(16, 16, 1.0, 1.0);
-  EXPECT_EQ(gpu_backend<double>(g, "off")->fused_transforms_note(), "off (CASCADE_FFT_CALLBACKS=off)");
-  EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(), "kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
+  EXPECT_EQ(gpu_backend<double>(g, "off", "off")->fused_transforms_note(),
+            "no batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)");
+  EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(),
+            "batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
   EXPECT_EQ(gpu_backend<float>(g, "all")->fused_transforms_note(),
-            "kept-mode stores and loads (CASCADE_FFT_CALLBACKS=all)");
+            "batched pairs (auto); kept-mode loads and stores (CASCADE_FFT_CALLBACKS=all)");
   // auto (unset): by size and precision.
   auto small = make_backend<double>(BackendKind::Cuda, g);
   EXPECT_EQ(small->fused_transforms_note(), "not made yet");
-  EXPECT_FALSE(small->prepare_fused_transforms());
-  EXPECT_EQ(small->fused_transforms_note(), "none below 4096^2 points (auto)");
+  EXPECT_TRUE(small->prepare_fused_transforms());
+  EXPECT_EQ(small->fused_transforms_note(), "batched pairs (auto); callbacks none below 4096^2 points (auto)");
   auto single = make_backend<float>(BackendKind::Cuda, g);
-  EXPECT_FALSE(single->prepare_fused_transforms());
-  EXPECT_EQ(single->fused_transforms_note(), "none in single precision (auto)");
+  EXPECT_TRUE(single->prepare_fused_transforms());
+  EXPECT_EQ(single->fused_transforms_note(), "batched pairs (auto); callbacks none in single precision (auto)");
+  {
+    CallbacksEnv batch_off("off", "CASCADE_FFT_BATCH");
+    auto none = make_backend<float>(BackendKind::Cuda, g);
+    EXPECT_FALSE(none->prepare_fused_transforms());
+  }
+  auto large = make_backend<double>(BackendKind::Cuda, Grid(8192, 2560, 1.0, 1.0));
+  EXPECT_TRUE(large->prepare_fused_transforms());
+  EXPECT_EQ(large->fused_transforms_note(), "no batched pairs (none above 4096^2 points (auto)); kept-mode stores (auto)");
+  large.reset();
   // A level that is not one is an input error, not a silent default.
   auto bad = make_backend<double>(BackendKind::Cuda, g);
   CallbacksEnv env("fast");

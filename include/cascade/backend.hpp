@@ -44,6 +44,11 @@ class Backend {
   // ---- buffers and copies
   virtual Buffer<Real> real_field() = 0;  //!< ny * nx reals (of the slab), zeroed
   virtual Buffer<Cplx> spectral_field() = 0;  //!< ny * (nx/2+1) complex (of the slab), zeroed
+  //! Two fields in one allocation, the second right after the first (which owns it; the
+  //! second is a view and must not outlive it): the GPU transforms such a pair with one
+  //! batched plan (prepare_fused_transforms).
+  virtual void real_pair(Buffer<Real>& first, Buffer<Real>& second) = 0;
+  virtual void spectral_pair(Buffer<Cplx>& first, Buffer<Cplx>& second) = 0;
   virtual void to_host(const Buffer<Real>& src, std::vector<Real>& dst) = 0;
   virtual void to_host(const Buffer<Cplx>& src, std::vector<Cplx>& dst) = 0;
   virtual void from_host(const std::vector<Real>& src, Buffer<Real>& dst) = 0;
@@ -99,18 +104,19 @@ class Backend {
   virtual void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                                   Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
                                   Buffer<Real>* wy) = 0;
-  //! Make the step's fused transforms where this backend has them (one GPU:
-  //! kernels/fft_callbacks.cuh): the forward transforms of nonlinear_products store the kept
-  //! modes alone and, at the second level, its inverse transforms load them alone, and
-  //! fused_stage then leaves the removed modes of a, b (c, d) alone too (they are read only
-  //! where kept). CASCADE_FFT_CALLBACKS picks the level:
-  //! auto (unset: what measured faster, by size and precision), off, store, all. Making them
-  //! links cuFFT's kernels with the callbacks (under a second a plan). False where none are
-  //! made (fused_transforms_note says why); results differ from the plain transforms' at
-  //! round-off only.
+  //! Make the step's own transforms where this backend has them (one GPU): u and v, and a and b
+  //! (c and d), when they are pairs (spectral_pair, real_pair), go through one batched plan
+  //! (CASCADE_FFT_BATCH: auto, where it measured faster, up to 4096^2 points; off; on); and
+  //! cuFFT callbacks fold the dealiasing in (kernels/fft_callbacks.cuh): the forward transforms
+  //! of nonlinear_products store the kept modes alone and, at the second level, its inverse
+  //! transforms load them alone, and fused_stage then leaves the removed modes of the inputs
+  //! alone (CASCADE_FFT_CALLBACKS: auto, where it measured faster, by size and precision;
+  //! off; store; all). Callbacks are linked into cuFFT's kernels when the plans are made
+  //! (under a second a plan). False where none are made (fused_transforms_note says why);
+  //! results differ from the plain transforms' at round-off only.
   virtual bool prepare_fused_transforms() = 0;
-  //! What prepare_fused_transforms made, and why: e.g. "kept-mode stores (auto)", "off
-  //! (CASCADE_FFT_CALLBACKS=off)", "none below 4096^2 points (auto)", "not made yet", "none on
+  //! What prepare_fused_transforms made, and why: e.g. "batched pairs (auto), kept-mode
+  //! stores (auto)", "callbacks off (CASCADE_FFT_CALLBACKS=off)", "not made yet", "none on
   //! this backend".
   virtual std::string fused_transforms_note() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that

@@ -1,7 +1,8 @@
 //! @file RAII buffers owned by a backend: host memory (CPU backend) or device memory (CUDA).
 //!
 //! Host code never dereferences a Buffer's data(): it hands buffers back to the backend that
-//! made them (transforms, operations, copies to and from host vectors).
+//! made them (transforms, operations, copies to and from host vectors). A buffer without a
+//! deleter is a view into another's allocation (the second field of a pair: Backend::pair).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,15 @@ class Buffer {
   std::size_t bytes() const { return size_ * sizeof(T); }
   MemorySpace space() const { return space_; }
   bool empty() const { return size_ == 0; }
+  //! Give up the allocation: returns the deleter, which the caller now owes data() (this
+  //! buffer is left empty).
+  Deleter release() noexcept {
+    const Deleter d = deleter_;
+    data_ = nullptr;
+    size_ = 0;
+    deleter_ = nullptr;
+    return d;
+  }
 
  private:
   void swap(Buffer& o) noexcept {
