@@ -560,12 +560,13 @@ class CudaExec {
         check(cufftXtSetJITCallback(p, forward ? T::store_kept : T::load_kept, cascade_fft_callbacks,
                                     sizeof(cascade_fft_callbacks), forward ? T::store_complex : T::load_complex,
                                     cb_info_));
-      int dims[2] = {ny_, nx_};
+      long long dims[2] = {ny_, nx_};
       std::size_t work = 0;
       const long long in_dist = forward ? (long long)real : (long long)spectral;
       const long long out_dist = forward ? (long long)spectral : (long long)real;
-      check(cufftMakePlanMany(p, 2, dims, nullptr, 1, int(in_dist), nullptr, 1, int(out_dist),
-                              forward ? T::r2c : T::c2r, batch, &work));
+      // 64-bit: the distances of the largest grids pass 2^31 elements.
+      check(cufftMakePlanMany64(p, 2, dims, nullptr, 1, in_dist, nullptr, 1, out_dist, forward ? T::r2c : T::c2r,
+                                batch, &work));
       need = std::max(need, work);
     };
     if (fused_level_ >= 1) plan(forward_kept_, true, 1);
