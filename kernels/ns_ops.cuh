@@ -316,13 +316,16 @@ struct SpectralSumsOfMode {
 
 //! The first fused stage of a step with the budget sums of its start state folded in: the
 //! sums read S and F before the stage overwrites S, so the budget costs no pass of its own.
+//! The modes the dealiasing removes add nothing (S and F are zero there): they are not read.
 template <class Real>
 struct FusedStageWithSums {
   FusedStage<Real> stage;
   SpectralSumsOfMode<Real> sums;
 
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
-    const SpectralSums r = sums(idx);
+    int i, j;
+    stage.s.mode(idx, i, j);
+    const SpectralSums r = stage.mask.keep(stage.s, i, j) ? sums(idx) : SpectralSums{};
     stage(idx);
     return r;
   }

@@ -83,11 +83,13 @@ std::vector<CudaDeviceInfo> cuda_devices() {
 
 namespace {
 
-//! Grid-stride loop over n items, each handed to the functor.
-template <class Fn>
-__global__ void for_each_kernel(std::size_t n, Fn f) {
-  const std::size_t stride = std::size_t(blockDim.x) * gridDim.x;
-  for (std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += stride)
+//! Grid-stride loop over n items, each handed to the functor. Four blocks of 256 resident on
+//! an SM at least (at most 64 registers a thread): the fused stage, memory-bound, compiled to 66
+//! registers and three blocks, moved 75% of the peak DRAM bandwidth (ncu, H100, 4096^2).
+template <int BLOCK, class Fn>
+__global__ void __launch_bounds__(BLOCK, 4) for_each_kernel(std::size_t n, Fn f) {
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
     f(idx);
 }
 
@@ -421,7 +423,7 @@ class CudaExec {
     constexpr int kThreads = 256;
     const std::size_t want = (n + kThreads - 1) / kThreads;
     const int blocks = static_cast<int>(std::min<std::size_t>(want, std::size_t(blocks_cap_)));
-    for_each_kernel<<<blocks, kThreads, 0, stream_>>>(n, f);
+    for_each_kernel<kThreads><<<blocks, kThreads, 0, stream_>>>(n, f);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
