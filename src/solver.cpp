@@ -220,7 +220,7 @@ void Solver<Real>::set_vorticity_hat(const std::vector<Cplx>& omega_hat) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   b_.from_host(omega_hat, S_);
   // The state is dealiased (a checkpoint's is already: then this changes nothing); the fused
-  // stages rely on it, as they never write the removed modes (Backend::prepare_fused_transforms).
+  // stages rely on it, as they never write its removed modes (Backend::fused_stage).
   b_.apply_mask(S_);
 }
 

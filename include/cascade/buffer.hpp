@@ -2,7 +2,8 @@
 //!
 //! Host code never dereferences a Buffer's data(): it hands buffers back to the backend that
 //! made them (transforms, operations, copies to and from host vectors). A buffer without a
-//! deleter is a view into another's allocation (the second field of a pair: Backend::pair).
+//! deleter is a view into another's allocation (the second field of Backend::real_pair and
+//! spectral_pair).
 #pragma once
 
 #include <cstddef>
