@@ -7,6 +7,9 @@
 //!   - where the inverse (C2R) transforms of an evaluation's inputs load the kept modes alone
 //!     and read the others as zero (load callback), nothing needs to write those zeros either:
 //!     the fused stage then leaves the removed modes alone (FusedStage::skip_removed).
+//! The pruned transforms (two 1D passes, the removed columns skipped) take the same callbacks
+//! in their passes over the kept columns, and in their passes over the rows, callbacks that
+//! store or load the kept columns alone (all rows of them: the columns' pass needs them).
 //! Whether this is faster depends on the transform cuFFT picks: Backend::prepare_fused_transforms
 //! says when each is used. The callbacks are device functions compiled to LTO-IR
 //! (src/fft_callbacks.cu, embedded in the library) and linked into cuFFT's kernels when the
@@ -31,6 +34,14 @@ struct TransformCallbackParams {
     int i, j;
     shape.mode(std::size_t(offset), i, j);
     return mask.keep(shape, i, j);
+  }
+  //! Whether the column of flat index `offset` holds modes the dealiasing keeps (the pruned
+  //! transforms' passes over the rows: kernels/fft_callbacks.cuh's header, CudaExec).
+  CASCADE_HD bool keeps_column(unsigned long long offset) const {
+    while (offset >= field) offset -= field;
+    int i, j;
+    shape.mode(std::size_t(offset), i, j);
+    return !shape.nyquist_x(i) && (!mask.two_thirds || 3 * i < shape.nx);
   }
 };
 

@@ -178,9 +178,12 @@ template <>
 struct CufftTypes<double> {
   static constexpr cufftType r2c = CUFFT_D2Z;
   static constexpr cufftType c2r = CUFFT_Z2D;
+  static constexpr cufftType c2c = CUFFT_Z2Z;
   // The callbacks of src/fft_callbacks.cu and their kinds.
   static constexpr const char* load_kept = "cascade_load_kept_z";
   static constexpr const char* store_kept = "cascade_store_kept_z";
+  static constexpr const char* load_kept_columns = "cascade_load_kept_columns_z";
+  static constexpr const char* store_kept_columns = "cascade_store_kept_columns_z";
   static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX_DOUBLE;
   static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX_DOUBLE;
   static cufftResult exec_r2c(cufftHandle p, const double* in, Complex<double>* out) {
@@ -189,13 +192,20 @@ struct CufftTypes<double> {
   static cufftResult exec_c2r(cufftHandle p, Complex<double>* in, double* out) {
     return cufftExecZ2D(p, reinterpret_cast<cufftDoubleComplex*>(in), out);
   }
+  static cufftResult exec_c2c(cufftHandle p, Complex<double>* data, int direction) {
+    auto* d = reinterpret_cast<cufftDoubleComplex*>(data);
+    return cufftExecZ2Z(p, d, d, direction);
+  }
 };
 template <>
 struct CufftTypes<float> {
   static constexpr cufftType r2c = CUFFT_R2C;
   static constexpr cufftType c2r = CUFFT_C2R;
+  static constexpr cufftType c2c = CUFFT_C2C;
   static constexpr const char* load_kept = "cascade_load_kept_c";
   static constexpr const char* store_kept = "cascade_store_kept_c";
+  static constexpr const char* load_kept_columns = "cascade_load_kept_columns_c";
+  static constexpr const char* store_kept_columns = "cascade_store_kept_columns_c";
   static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX;
   static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX;
   static cufftResult exec_r2c(cufftHandle p, const float* in, Complex<float>* out) {
@@ -203,6 +213,10 @@ struct CufftTypes<float> {
   }
   static cufftResult exec_c2r(cufftHandle p, Complex<float>* in, float* out) {
     return cufftExecC2R(p, reinterpret_cast<cufftComplex*>(in), out);
+  }
+  static cufftResult exec_c2c(cufftHandle p, Complex<float>* data, int direction) {
+    auto* d = reinterpret_cast<cufftComplex*>(data);
+    return cufftExecC2C(p, d, d, direction);
   }
 };
 
@@ -434,25 +448,40 @@ class CudaExec {
     CASCADE_CUFFT_CHECK(T::exec_c2r(inverse_, d_in, d_out));
   }
 
-  // ---- the step's own transforms: batched pairs, callbacks (kernels/fft_callbacks.cuh)
+  // ---- the step's own transforms: pruned, batched pairs, callbacks (kernels/fft_callbacks.cuh)
 
-  //! Make the step's plans, once (Backend::prepare_fused_transforms): with callbacks at the
-  //! level CASCADE_FFT_CALLBACKS gives (a forward that stores the kept modes alone and, at the
-  //! second level, an inverse that loads them alone), for one field and, where
-  //! CASCADE_FFT_BATCH gives batching, for a pair (batch 2). cuFFT links the callbacks into
-  //! its kernels here (nvJitLink, under a second a plan). All share the work area of the
-  //! plain plans (grown if they need more). False, with fused_note() saying why, when none are
-  //! asked for or cuFFT refuses them: the plain transforms then run, one field at a time.
+  //! Make the step's plans, once (Backend::prepare_fused_transforms). Three ways to make the
+  //! step's transforms cheaper than cuFFT's plain 2D ones, each chosen by size and precision
+  //! from what was measured on an H100 (cuFFT of CUDA 13), or forced by an environment variable:
+  //!   - pruned transforms (CASCADE_FFT_PRUNE): under the 2/3 rule a third of the half
+  //!     spectrum's columns (kx > nx/3) is zero on the way in and unused on the way out, so
+  //!     each 2D transform is made of two batched 1D passes, the rows (all of them) and the
+  //!     columns the dealiasing keeps (a third skipped). The removed columns of a forward's
+  //!     output hold the rows' pass alone, the removed rows of its kept columns are not masked:
+  //!     the fused stage reads the kept modes alone, and writes zeros at the others for the
+  //!     inverse (as at callback level 1);
+  //!   - callbacks (CASCADE_FFT_CALLBACKS): a forward that stores the kept modes alone and, at
+  //!     the second level, an inverse that loads them alone (then the fused stage leaves the
+  //!     removed modes alone); in a pruned transform, the passes over the rows store or load
+  //!     the kept columns alone, those over the columns the kept modes;
+  //!   - batched pairs (CASCADE_FFT_BATCH): two fields in one plan (for pruned transforms, in
+  //!     the rows' pass; the columns' pass runs once a field).
+  //! cuFFT links the callbacks into its kernels here (nvJitLink, under a second a plan). All
+  //! plans share the work area of the plain plans (grown if they need more). False, with
+  //! fused_note() saying why, when none are asked for or cuFFT refuses them: the plain
+  //! transforms then run, one field at a time.
   bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
-    if (fused_tried_) return fused_level_ > 0 || pairs_;
+    if (fused_tried_) return pruned_ || fused_level_ > 0 || pairs_;
     fused_tried_ = true;
+    const std::string why_pruned = choose_pruned(mask);
     const std::string why_level = choose_fused_level();
     const std::string why_pairs = choose_pairs();
     const std::string callbacks = fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
                                   : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
                                                       : "callbacks " + why_level;
-    fused_note_ = (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks;
-    if (fused_level_ == 0 && !pairs_) return false;
+    fused_note_ = (pruned_ ? "pruned (" : "not pruned (") + why_pruned + "); " +
+                  (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks;
+    if (!pruned_ && fused_level_ == 0 && !pairs_) return false;
     if (fused_level_ > 0) {
       CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
       const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1)};
@@ -462,6 +491,7 @@ class CudaExec {
     const cufftResult r = make_fused_plans(failed);
     if (r != CUFFT_SUCCESS) {
       destroy_fused_plans();
+      pruned_ = false;
       fused_level_ = 0;
       pairs_ = false;
       fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
@@ -474,32 +504,85 @@ class CudaExec {
   //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
   //! them alone too (and the fused stage leaves the removed modes alone).
   int fused_level() const { return fused_level_; }
+  bool pruned() const { return pruned_; }
   bool has_pairs() const { return pairs_; }
   std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
 
-  //! The step's forward transform (of products): kept modes stored alone from level 1.
+  //! The step's forward transform (of products): kept modes stored alone from level 1; or
+  //! pruned: the rows, then the kept columns in place.
   void step_forward(const Real* d_in, Cplx* d_out) const {
+    if (pruned_) {
+      CASCADE_CUFFT_CHECK(T::exec_r2c(rows_r2c_, d_in, d_out));
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, d_out, CUFFT_FORWARD));
+      return;
+    }
     CASCADE_CUFFT_CHECK(T::exec_r2c(fused_level_ >= 1 ? forward_kept_ : forward_, d_in, d_out));
   }
-  //! The step's inverse transform (of an evaluation's inputs): kept modes loaded alone at level 2.
+  //! The step's inverse transform (of an evaluation's inputs, which it overwrites): kept modes
+  //! loaded alone at level 2; or pruned: the kept columns in place, then the rows.
   void step_inverse(Cplx* d_in, Real* d_out) const {
+    if (pruned_) {
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, d_in, CUFFT_INVERSE));
+      CASCADE_CUFFT_CHECK(T::exec_c2r(rows_c2r_, d_in, d_out));
+      return;
+    }
     CASCADE_CUFFT_CHECK(T::exec_c2r(fused_level_ >= 2 ? inverse_kept_ : inverse_, d_in, d_out));
   }
   //! The same for a pair of fields, each followed by the other in one allocation (has_pairs()).
   void step_forward_pair(const Real* d_in, Cplx* d_out) const {
+    if (pruned_) {
+      CASCADE_CUFFT_CHECK(T::exec_r2c(rows_r2c_pair_, d_in, d_out));
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, d_out, CUFFT_FORWARD));
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, d_out + spectral_size(), CUFFT_FORWARD));
+      return;
+    }
     CASCADE_CUFFT_CHECK(T::exec_r2c(forward_pair_, d_in, d_out));
   }
   void step_inverse_pair(Cplx* d_in, Real* d_out) const {
+    if (pruned_) {
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, d_in, CUFFT_INVERSE));
+      CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, d_in + spectral_size(), CUFFT_INVERSE));
+      CASCADE_CUFFT_CHECK(T::exec_c2r(rows_c2r_pair_, d_in, d_out));
+      return;
+    }
     CASCADE_CUFFT_CHECK(T::exec_c2r(inverse_pair_, d_in, d_out));
   }
 
  protected:
   using Params = TransformCallbackParams<Real>;
 
+  std::size_t spectral_size() const { return std::size_t(ny_) * std::size_t(nx_ / 2 + 1); }
+
+  //! Pruned transforms, from CASCADE_FFT_PRUNE: off, on (with the 2/3 rule; without it no
+  //! column is removed), or auto (unset): under the 2/3 rule, from 2048^2 points to 4096^2 in
+  //! double and to 8192^2 in single, where they measured faster on an H100 than cuFFT's 2D
+  //! transforms with or without callbacks (`cascade bench step`, rk4: double 5.32 against
+  //! 6.06 ms a step at 4096^2, single 2.90 against 3.19 at 4096^2 and 12.31 against 12.84 at
+  //! 8192^2; a double transform alone at 4096^2, 242 against 298 us). In double at 8192^2 they
+  //! were even with the 2D transforms with callbacks (28.3 against 28.2 ms); at 16384^2 cuFFT's
+  //! strided pass over the columns is slower than its whole 2D transform. Callbacks in their
+  //! passes made them slower (4096^2 double: 5.91 ms with stores, 6.72 with loads too): auto
+  //! takes none with them. Returns the reason.
+  std::string choose_pruned(const DealiasMask<Real>& mask) {
+    const std::string v = env_choice("CASCADE_FFT_PRUNE", {"auto", "off", "on"});
+    pruned_ = false;
+    if (v == "off") return "CASCADE_FFT_PRUNE=off";
+    if (!mask.two_thirds) return v == "on" ? "no 2/3 rule, CASCADE_FFT_PRUNE=on" : "no 2/3 rule";
+    if (v == "on") {
+      pruned_ = true;
+      return "CASCADE_FFT_PRUNE=on";
+    }
+    const double points = double(nx_) * double(ny_);
+    const bool single = sizeof(Real) == 4;
+    pruned_ = points >= 2048.0 * 2048.0 && points <= (single ? 8192.0 * 8192.0 : 4096.0 * 4096.0);
+    if (pruned_) return "auto";
+    return single ? "none outside 2048^2 to 8192^2 points in single (auto)"
+                  : "none outside 2048^2 to 4096^2 points in double (auto)";
+  }
   //! The level of CASCADE_FFT_CALLBACKS: off, store, all, or auto (unset): what was faster per
   //! transform on an H100 (cuFFT of CUDA 13; `cascade bench step --callbacks both`): in double,
   //! level 1 from 4096^2 points and level 2 from 8192^2; in single, none (cuFFT's callback
-  //! kernels are slower there at every size). Returns the reason.
+  //! kernels are slower there at every size); with pruned transforms, none. Returns the reason.
   std::string choose_fused_level() {
     const std::string v = env_choice("CASCADE_FFT_CALLBACKS", {"auto", "off", "store", "all"});
     const double points = double(nx_) * double(ny_);
@@ -507,10 +590,9 @@ class CudaExec {
       fused_level_ = v == "off" ? 0 : v == "store" ? 1 : 2;
       return (v == "off" ? "off (CASCADE_FFT_CALLBACKS=" : "CASCADE_FFT_CALLBACKS=") + v + (v == "off" ? ")" : "");
     }
-    if (sizeof(Real) == 4) {
-      fused_level_ = 0;
-      return "none in single precision (auto)";
-    }
+    fused_level_ = 0;
+    if (pruned_) return "none with pruned transforms (auto)";
+    if (sizeof(Real) == 4) return "none in single precision (auto)";
     fused_level_ = points >= 8192.0 * 8192.0 ? 2 : points >= 4096.0 * 4096.0 ? 1 : 0;
     return fused_level_ ? "auto" : "none below 4096^2 points (auto)";
   }
@@ -540,42 +622,90 @@ class CudaExec {
 
   cufftResult make_fused_plans(std::string& failed) {
     cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
-    const std::size_t spectral = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
+    const std::size_t spectral = spectral_size();
     const std::size_t real = std::size_t(ny_) * std::size_t(nx_);
     cufftResult r = CUFFT_SUCCESS;
     std::size_t need = 0;
-    // One plan: forward (R2C) or inverse (C2R), of `batch` fields, with the callback the
+    auto check = [&](cufftResult rc, const char* what) {
+      if (r == CUFFT_SUCCESS && rc != CUFFT_SUCCESS) {
+        r = rc;
+        failed = what;
+      }
+    };
+    // One 2D plan: forward (R2C) or inverse (C2R), of `batch` fields, with the callback the
     // level gives (none at level 0; for the inverse, none below level 2).
     auto plan = [&](cufftHandle& p, bool forward, int batch) {
       if (r != CUFFT_SUCCESS) return;
       const char* what = forward ? "forward plan" : "inverse plan";
-      auto check = [&](cufftResult rc) {
-        if (r == CUFFT_SUCCESS && rc != CUFFT_SUCCESS) {
-          r = rc;
-          failed = what;
-        }
-      };
-      check(cufftCreate(&p));
-      check(cufftSetAutoAllocation(p, 0));
+      check(cufftCreate(&p), what);
+      check(cufftSetAutoAllocation(p, 0), what);
       const bool callback = forward ? fused_level_ >= 1 : fused_level_ >= 2;
       if (callback)
         check(cufftXtSetJITCallback(p, forward ? T::store_kept : T::load_kept, cascade_fft_callbacks,
                                     sizeof(cascade_fft_callbacks), forward ? T::store_complex : T::load_complex,
-                                    cb_info_));
+                                    cb_info_),
+              what);
       long long dims[2] = {ny_, nx_};
       std::size_t work = 0;
       const long long in_dist = forward ? (long long)real : (long long)spectral;
       const long long out_dist = forward ? (long long)spectral : (long long)real;
       // 64-bit: the distances of the largest grids pass 2^31 elements.
       check(cufftMakePlanMany64(p, 2, dims, nullptr, 1, in_dist, nullptr, 1, out_dist, forward ? T::r2c : T::c2r,
-                                batch, &work));
+                                batch, &work),
+            what);
       need = std::max(need, work);
     };
-    if (fused_level_ >= 1) plan(forward_kept_, true, 1);
-    if (fused_level_ >= 2) plan(inverse_kept_, false, 1);
-    if (pairs_) {
-      plan(forward_pair_, true, 2);
-      plan(inverse_pair_, false, 2);
+    // One 1D plan of a pruned transform: `count` transforms of length n, elements `stride`
+    // apart, transforms `dist` apart (the same in and out).
+    // With a callback (`callback` null: none), a load callback where `load`.
+    auto plan_1d = [&](cufftHandle& p, cufftType type, long long n, long long in_stride, long long in_dist,
+                       long long out_stride, long long out_dist, long long count, const char* callback, bool load,
+                       const char* what) {
+      if (r != CUFFT_SUCCESS) return;
+      check(cufftCreate(&p), what);
+      check(cufftSetAutoAllocation(p, 0), what);
+      if (callback)
+        check(cufftXtSetJITCallback(p, callback, cascade_fft_callbacks, sizeof(cascade_fft_callbacks),
+                                    load ? T::load_complex : T::store_complex, cb_info_),
+              what);
+      long long dims[1] = {n};
+      // The embeddings only need to be given for the strides to count; a 1D transform reads
+      // n elements `stride` apart whatever they say.
+      long long embed[1] = {n};
+      std::size_t work = 0;
+      check(cufftMakePlanMany64(p, 1, dims, embed, in_stride, in_dist, embed, out_stride, out_dist, type, count,
+                                &work),
+            what);
+      need = std::max(need, work);
+    };
+    if (pruned_) {
+      const long long nxh = nx_ / 2 + 1, nx = nx_;
+      const long long kept_columns = (nx_ - 1) / 3 + 1;  // kx = 0 .. kx with 3 kx < nx (DealiasMask)
+      const long long fields = pairs_ ? 2 : 1;
+      // The level's callbacks: stores from level 1, loads at level 2.
+      const char* store_rows = fused_level_ >= 1 ? T::store_kept_columns : nullptr;
+      const char* load_rows = fused_level_ >= 2 ? T::load_kept_columns : nullptr;
+      const char* store_columns = fused_level_ >= 1 ? T::store_kept : nullptr;
+      const char* load_columns = fused_level_ >= 2 ? T::load_kept : nullptr;
+      plan_1d(rows_r2c_, T::r2c, nx, 1, nx, 1, nxh, ny_, store_rows, false, "pruned forward rows plan");
+      plan_1d(rows_c2r_, T::c2r, nx, 1, nxh, 1, nx, ny_, load_rows, true, "pruned inverse rows plan");
+      if (pairs_) {
+        plan_1d(rows_r2c_pair_, T::r2c, nx, 1, nx, 1, nxh, fields * ny_, store_rows, false,
+                "pruned forward rows plan (pairs)");
+        plan_1d(rows_c2r_pair_, T::c2r, nx, 1, nxh, 1, nx, fields * ny_, load_rows, true,
+                "pruned inverse rows plan (pairs)");
+      }
+      plan_1d(columns_forward_, T::c2c, ny_, nxh, 1, nxh, 1, kept_columns, store_columns, false,
+              "pruned forward columns plan");
+      plan_1d(columns_inverse_, T::c2c, ny_, nxh, 1, nxh, 1, kept_columns, load_columns, true,
+              "pruned inverse columns plan");
+    } else {
+      if (fused_level_ >= 1) plan(forward_kept_, true, 1);
+      if (fused_level_ >= 2) plan(inverse_kept_, false, 1);
+      if (pairs_) {
+        plan(forward_pair_, true, 2);
+        plan(inverse_pair_, false, 2);
+      }
     }
     if (r != CUFFT_SUCCESS) return r;
     if (need > work_bytes_) {  // one work area for every plan, grown to the largest need
@@ -592,7 +722,8 @@ class CudaExec {
       if (forward_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(forward_, d_work_));
       if (inverse_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(inverse_, d_work_));
     }
-    for (cufftHandle p : {forward_kept_, inverse_kept_, forward_pair_, inverse_pair_}) {
+    for (cufftHandle p : {forward_kept_, inverse_kept_, forward_pair_, inverse_pair_, rows_r2c_, rows_c2r_,
+                          rows_r2c_pair_, rows_c2r_pair_, columns_forward_, columns_inverse_}) {
       if (!p) continue;
       if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p, d_work_);
       if (r == CUFFT_SUCCESS) r = cufftSetStream(p, stream_);
@@ -601,7 +732,8 @@ class CudaExec {
     return r;
   }
   void destroy_fused_plans() {
-    for (cufftHandle* p : {&forward_kept_, &inverse_kept_, &forward_pair_, &inverse_pair_}) {
+    for (cufftHandle* p : {&forward_kept_, &inverse_kept_, &forward_pair_, &inverse_pair_, &rows_r2c_, &rows_c2r_,
+                           &rows_r2c_pair_, &rows_c2r_pair_, &columns_forward_, &columns_inverse_}) {
       if (*p) cufftDestroy(*p);
       *p = 0;
     }
@@ -636,6 +768,14 @@ class CudaExec {
   bool pairs_ = false;
   Params* d_cb_ = nullptr;        //!< the callbacks' parameters
   void* cb_info_[1] = {nullptr};  //!< the callbacks' caller info: d_cb_
+  // Pruned transforms (prepare_fused): rows (one field, a pair) and the kept columns.
+  cufftHandle rows_r2c_ = 0;
+  cufftHandle rows_c2r_ = 0;
+  cufftHandle rows_r2c_pair_ = 0;
+  cufftHandle rows_c2r_pair_ = 0;
+  cufftHandle columns_forward_ = 0;  //!< in place
+  cufftHandle columns_inverse_ = 0;
+  bool pruned_ = false;
   int fused_level_ = 0;
   bool fused_tried_ = false;
   std::string fused_note_;

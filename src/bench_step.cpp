@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cascade/backend.hpp"
@@ -49,16 +53,24 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
                                           n, form, stepper),
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
-  // The solver prepares the fused transforms (at the level CASCADE_FFT_CALLBACKS asks for,
-  // auto by default), unless these rows are those without them.
-  const char* env = std::getenv("CASCADE_FFT_CALLBACKS");
-  const std::string saved = env ? env : "";
-  if (!callbacks) ::setenv("CASCADE_FFT_CALLBACKS", "off", 1);
-  Solver<Real> s(*b, c);
-  if (!callbacks) {
-    if (env) ::setenv("CASCADE_FFT_CALLBACKS", saved.c_str(), 1);
-    else ::unsetenv("CASCADE_FFT_CALLBACKS");
+  // The solver prepares the fused transforms (pruned or with callbacks, as CASCADE_FFT_PRUNE
+  // and CASCADE_FFT_CALLBACKS ask, auto by default), unless these rows are those without them:
+  // cuFFT's plain 2D transforms (batched pairs stay as CASCADE_FFT_BATCH gives).
+  std::unique_ptr<Solver<Real>> solver;
+  {
+    std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+    for (const char* name : {"CASCADE_FFT_CALLBACKS", "CASCADE_FFT_PRUNE"}) {
+      const char* env = std::getenv(name);
+      saved.emplace_back(name, env ? std::optional<std::string>(env) : std::nullopt);
+      if (!callbacks) ::setenv(name, "off", 1);
+    }
+    solver = std::make_unique<Solver<Real>>(*b, c);
+    for (const auto& [name, value] : saved) {
+      if (value) ::setenv(name, value->c_str(), 1);
+      else ::unsetenv(name);
+    }
   }
+  Solver<Real>& s = *solver;
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
   std::vector<double> steps;

@@ -11,17 +11,23 @@ using cascade::TransformCallbackParams;
 
 namespace {
 
-template <class Real, class C>
-__device__ inline C load_kept(void* in, unsigned long long offset, void* info) {
+//! Whether the element at `offset` is moved: a kept mode (kColumns false) or any mode of a kept
+//! column (kColumns: the pruned transforms' passes over the rows).
+template <class Real, bool kColumns>
+__device__ inline bool kept(unsigned long long offset, void* info) {
   const auto* p = static_cast<const TransformCallbackParams<Real>*>(info);
-  if (!p->keeps(offset)) return C{Real(0), Real(0)};
+  return kColumns ? p->keeps_column(offset) : p->keeps(offset);
+}
+
+template <class Real, class C, bool kColumns = false>
+__device__ inline C load_kept(void* in, unsigned long long offset, void* info) {
+  if (!kept<Real, kColumns>(offset, info)) return C{Real(0), Real(0)};
   return static_cast<const C*>(in)[offset];
 }
 
-template <class Real, class C>
+template <class Real, class C, bool kColumns = false>
 __device__ inline void store_kept(void* out, unsigned long long offset, C element, void* info) {
-  const auto* p = static_cast<const TransformCallbackParams<Real>*>(info);
-  if (p->keeps(offset)) static_cast<C*>(out)[offset] = element;
+  if (kept<Real, kColumns>(offset, info)) static_cast<C*>(out)[offset] = element;
 }
 
 }  // namespace
@@ -38,4 +44,18 @@ __device__ void cascade_store_kept_z(void* out, unsigned long long offset, cufft
 }
 __device__ void cascade_store_kept_c(void* out, unsigned long long offset, cufftComplex element, void* info, void*) {
   store_kept<float, cufftComplex>(out, offset, element, info);
+}
+__device__ cufftDoubleComplex cascade_load_kept_columns_z(void* in, unsigned long long offset, void* info, void*) {
+  return load_kept<double, cufftDoubleComplex, true>(in, offset, info);
+}
+__device__ cufftComplex cascade_load_kept_columns_c(void* in, unsigned long long offset, void* info, void*) {
+  return load_kept<float, cufftComplex, true>(in, offset, info);
+}
+__device__ void cascade_store_kept_columns_z(void* out, unsigned long long offset, cufftDoubleComplex element,
+                                             void* info, void*) {
+  store_kept<double, cufftDoubleComplex, true>(out, offset, element, info);
+}
+__device__ void cascade_store_kept_columns_c(void* out, unsigned long long offset, cufftComplex element, void* info,
+                                             void*) {
+  store_kept<float, cufftComplex, true>(out, offset, element, info);
 }

@@ -165,7 +165,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     solver.initialise();
   }
   console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
-  // What the GPU made of its step transforms (batched pairs, cuFFT callbacks) and why.
+  // What the GPU made of its step transforms (pruned, batched pairs, cuFFT callbacks) and why.
   if (kind == BackendKind::Cuda) console.info("step transforms: " + backend->fused_transforms_note());
 
   // ---- the output directory: only now, with the inputs accepted, is anything written

@@ -329,24 +329,29 @@ struct CallbacksEnv {
   const char* name_;
 };
 
-//! The GPU backend with its fused transforms at a forced level (off, store, all): the level
-//! auto picks depends on the grid's size, and the test grids are small. A forced level must
-//! be made: a silent fallback to the plain path would leave it untested.
+//! The GPU backend with its fused transforms forced: callbacks at a level (off, store, all),
+//! batched pairs or not, pruned transforms or not; the way auto goes depends on the grid's
+//! size, and the test grids are small. A forced choice must be made: a silent fallback to the
+//! plain path would leave it untested.
 template <class Real>
-std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto") {
+std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto",
+                                           const char* prune = "off") {
   auto b = make_backend<Real>(BackendKind::Cuda, g);
-  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH");
+  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH"), env_prune(prune, "CASCADE_FFT_PRUNE");
   const bool made = b->prepare_fused_transforms();
   const std::string note = b->fused_transforms_note();
-  EXPECT_TRUE(made || std::string(level) == "off") << note;
+  const bool pruned = std::string(prune) == "on" && g.dealias == Dealias::TwoThirds;
+  EXPECT_TRUE(made || (std::string(level) == "off" && !pruned)) << note;
   EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
+  EXPECT_EQ(note.rfind("pruned (", 0) == 0, pruned) << note;
   return b;
 }
 
-// The same turbulent run on the CPU and on the GPU with the plain transforms and with each
-// level of fused transforms (the dealiasing inside cuFFT's passes), one field a transform or
-// pairs batched, in both nonlinear forms and with the 2/3 rule or none (then only the
-// Nyquist modes are removed).
+// The same turbulent run on the CPU and on the GPU with the plain transforms, with each level
+// of fused transforms (the dealiasing inside cuFFT's passes) and with the pruned transforms
+// (two 1D passes, the removed columns skipped), one field a transform or pairs batched, in
+// both nonlinear forms and with the 2/3 rule or none (then only the Nyquist modes are removed,
+// and nothing is pruned).
 TEST(SolverCpuGpu, TurbulentRunAgrees) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   for (const char* form : {"basdevant", "advective"})
@@ -357,13 +362,18 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
                             "}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\ntime: {cfl: 0.5}\n");
       // {callbacks, batched pairs}: the CPU first, then every GPU combination (auto picks them
       // by grid size; here they are forced).
-      const std::pair<const char*, const char*> variants[] = {
-          {"cpu", ""}, {"off", "off"}, {"off", "on"}, {"store", "off"}, {"store", "on"}, {"all", "off"}, {"all", "on"}};
+      struct Variant {
+        const char *level, *batch, *prune;
+      };
+      const Variant variants[] = {{"cpu", "", ""},           {"off", "off", "off"},   {"off", "on", "off"},
+                                  {"store", "off", "off"},   {"store", "on", "off"},  {"all", "off", "off"},
+                                  {"all", "on", "off"},      {"off", "off", "on"},    {"off", "on", "on"},
+                                  {"store", "on", "on"},     {"all", "off", "on"},    {"all", "on", "on"}};
       std::vector<std::vector<double>> w;
       std::vector<double> t;
-      for (const auto& [level, batch] : variants) {
-        auto b = std::string(level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
-                                             : gpu_backend<double>(c.make_grid(), level, batch);
+      for (const Variant& v : variants) {
+        auto b = std::string(v.level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
+                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune);
         Solver<double> s(*b, c);
         s.initialise();
         for (int n = 0; n < 200; ++n) s.step(1e9);
@@ -371,20 +381,21 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
         t.push_back(s.time());
       }
       for (std::size_t k = 1; k < w.size(); ++k) {
-        const std::string what = std::string("callbacks ") + variants[k].first + ", batch " + variants[k].second;
+        const std::string what = std::string("callbacks ") + variants[k].level + ", batch " + variants[k].batch +
+                                 ", pruned " + variants[k].prune;
         EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what;
         EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what;
       }
     }
 }
 
-//! One evaluation, operation against operation: the fused transforms against the plain ones,
-//! at the modes the dealiasing keeps, and the CFL maximum. At level `all` the fused side gets
-//! inputs that are not zero at the removed modes, which it must not read.
+//! One evaluation, operation against operation: the fused (or pruned) transforms against the
+//! plain ones, at the modes the dealiasing keeps, and the CFL maximum. At level `all` the fused
+//! side gets inputs that are not zero at the removed modes, which it must not read.
 template <class Real>
-void check_fused_products(const char* level, bool advective, double tol) {
+void check_fused_products(const char* level, const char* prune, bool advective, double tol) {
   const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
-  auto fused = gpu_backend<Real>(g, level);
+  auto fused = gpu_backend<Real>(g, level, "auto", prune);
   auto plain = gpu_backend<Real>(g, "off");
   const bool loads = std::string(level) == "all";
   using C = Complex<Real>;
@@ -440,12 +451,14 @@ void check_fused_products(const char* level, bool advective, double tol) {
 
 TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
-  for (const char* level : {"store", "all"})
-    for (bool advective : {false, true}) {
-      SCOPED_TRACE(std::string(level) + (advective ? ", advective" : ", basdevant"));
-      check_fused_products<double>(level, advective, 1e-13);
-      check_fused_products<float>(level, advective, 2e-6);
-    }
+  for (const char* prune : {"off", "on"})
+    for (const char* level : {"off", "store", "all"})
+      for (bool advective : {false, true}) {
+        if (std::string(prune) == "off" && std::string(level) == "off") continue;  // the plain side itself
+        SCOPED_TRACE(std::string(level) + ", pruned " + prune + (advective ? ", advective" : ", basdevant"));
+        check_fused_products<double>(level, prune, advective, 1e-13);
+        check_fused_products<float>(level, prune, advective, 2e-6);
+      }
 }
 
 TEST(FusedTransforms, LevelsAndNotes) {
@@ -455,32 +468,70 @@ TEST(FusedTransforms, LevelsAndNotes) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const Grid g(16, 16, 1.0, 1.0);
   EXPECT_EQ(gpu_backend<double>(g, "off", "off")->fused_transforms_note(),
-            "no batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)");
+            "not pruned (CASCADE_FFT_PRUNE=off); no batched pairs (CASCADE_FFT_BATCH=off); callbacks off "
+            "(CASCADE_FFT_CALLBACKS=off)");
   EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(),
-            "batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
+            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
   EXPECT_EQ(gpu_backend<float>(g, "all")->fused_transforms_note(),
-            "batched pairs (auto); kept-mode loads and stores (CASCADE_FFT_CALLBACKS=all)");
+            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode loads and stores "
+            "(CASCADE_FFT_CALLBACKS=all)");
+  EXPECT_EQ(gpu_backend<double>(g, "off", "auto", "on")->fused_transforms_note(),
+            "pruned (CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks off (CASCADE_FFT_CALLBACKS=off)");
+  EXPECT_EQ(gpu_backend<double>(g, "all", "off", "on")->fused_transforms_note(),
+            "pruned (CASCADE_FFT_PRUNE=on); no batched pairs (CASCADE_FFT_BATCH=off); kept-mode loads and stores "
+            "(CASCADE_FFT_CALLBACKS=all)");
+  {  // without the 2/3 rule nothing is removed, so nothing is pruned
+    CallbacksEnv prune("on", "CASCADE_FFT_PRUNE");
+    auto none = make_backend<double>(BackendKind::Cuda, Grid(16, 16, 1.0, 1.0, Dealias::None));
+    EXPECT_TRUE(none->prepare_fused_transforms());
+    EXPECT_EQ(none->fused_transforms_note(),
+              "not pruned (no 2/3 rule, CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks none below 4096^2 "
+              "points (auto)");
+  }
   // auto (unset): by size and precision.
   auto small = make_backend<double>(BackendKind::Cuda, g);
   EXPECT_EQ(small->fused_transforms_note(), "not made yet");
   EXPECT_TRUE(small->prepare_fused_transforms());
-  EXPECT_EQ(small->fused_transforms_note(), "batched pairs (auto); callbacks none below 4096^2 points (auto)");
+  EXPECT_EQ(small->fused_transforms_note(),
+            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); batched pairs (auto); callbacks none "
+            "below 4096^2 points (auto)");
   auto single = make_backend<float>(BackendKind::Cuda, g);
   EXPECT_TRUE(single->prepare_fused_transforms());
-  EXPECT_EQ(single->fused_transforms_note(), "batched pairs (auto); callbacks none in single precision (auto)");
+  EXPECT_EQ(single->fused_transforms_note(),
+            "not pruned (none outside 2048^2 to 8192^2 points in single (auto)); batched pairs (auto); callbacks none "
+            "in single precision (auto)");
   {
     CallbacksEnv batch_off("off", "CASCADE_FFT_BATCH");
     auto none = make_backend<float>(BackendKind::Cuda, g);
     EXPECT_FALSE(none->prepare_fused_transforms());
   }
-  auto large = make_backend<double>(BackendKind::Cuda, Grid(8192, 2560, 1.0, 1.0));
-  EXPECT_TRUE(large->prepare_fused_transforms());
-  EXPECT_EQ(large->fused_transforms_note(), "no batched pairs (none above 4096^2 points (auto)); kept-mode stores (auto)");
-  large.reset();
-  // A level that is not one is an input error, not a silent default.
+  // Larger grids (plans made, no fields): what auto makes of them.
+  auto auto_note = [](auto precision, int nx, int ny) {
+    using Real = decltype(precision);
+    auto b = make_backend<Real>(BackendKind::Cuda, Grid(nx, ny, 1.0, 1.0));
+    EXPECT_TRUE(b->prepare_fused_transforms());
+    return b->fused_transforms_note();
+  };
+  EXPECT_EQ(auto_note(0.0, 8192, 2560),
+            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above 4096^2 "
+            "points (auto)); kept-mode stores (auto)");
+  EXPECT_EQ(auto_note(0.0, 16384, 4608),
+            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above 4096^2 "
+            "points (auto)); kept-mode loads and stores (auto)");
+  EXPECT_EQ(auto_note(0.0, 4096, 2048),
+            "pruned (auto); batched pairs (auto); callbacks none with pruned transforms (auto)");
+  EXPECT_EQ(auto_note(0.0f, 8192, 4096),
+            "pruned (auto); no batched pairs (none above 4096^2 points (auto)); callbacks none with pruned "
+            "transforms (auto)");
+  // A choice that is not one is an input error, not a silent default.
   auto bad = make_backend<double>(BackendKind::Cuda, g);
-  CallbacksEnv env("fast");
-  EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
+  {
+    CallbacksEnv env("fast");
+    EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
+  }
+  auto bad_prune = make_backend<double>(BackendKind::Cuda, g);
+  CallbacksEnv env("yes", "CASCADE_FFT_PRUNE");
+  EXPECT_THROW(bad_prune->prepare_fused_transforms(), InputError);
 }
 
 // ---------------------------------------------------------------- the time-step loop

@@ -104,20 +104,24 @@ class Backend {
   virtual void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                                   Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
                                   Buffer<Real>* wy) = 0;
-  //! Make the step's own transforms where this backend has them (one GPU): u and v, and a and b
-  //! (c and d), when they are pairs (spectral_pair, real_pair), go through one batched plan
-  //! (CASCADE_FFT_BATCH: auto, where it measured faster, up to 4096^2 points; off; on); and
-  //! cuFFT callbacks fold the dealiasing in (kernels/fft_callbacks.cuh): the forward transforms
-  //! of nonlinear_products store the kept modes alone; at the second level its inverse
-  //! transforms load them alone too, and fused_stage leaves the removed modes of the inputs
-  //! alone (CASCADE_FFT_CALLBACKS: auto, where it measured faster, by size and precision;
-  //! off; store; all). Callbacks are linked into cuFFT's kernels when the plans are made
-  //! (under a second a plan). False where none are made (fused_transforms_note says why);
-  //! results differ from the plain transforms' at round-off only.
+  //! Make the step's own transforms where this backend has them (one GPU). Under the 2/3 rule
+  //! each 2D transform may be pruned: two batched 1D passes, over the rows and over the kept
+  //! columns alone, a third of the half spectrum's columns skipped (CASCADE_FFT_PRUNE: auto,
+  //! where it measured faster, by size and precision; off; on). u and v, and a and b (c and d),
+  //! when they are pairs (spectral_pair, real_pair), go through one batched plan
+  //! (CASCADE_FFT_BATCH: auto, where it measured faster, up to 4096^2 points; off; on). cuFFT
+  //! callbacks fold the dealiasing in (kernels/fft_callbacks.cuh): the forward transforms of
+  //! nonlinear_products store the kept modes alone; at the second level its inverse transforms
+  //! load them alone too, and fused_stage leaves the removed modes of the inputs alone
+  //! (CASCADE_FFT_CALLBACKS: auto, where it measured faster, by size and precision; off;
+  //! store; all). Callbacks are linked into cuFFT's kernels when the plans are made (under a
+  //! second a plan). False where none are made (fused_transforms_note says why); results
+  //! differ from the plain transforms' at round-off only.
   virtual bool prepare_fused_transforms() = 0;
-  //! What prepare_fused_transforms made, and why: e.g. "batched pairs (auto); kept-mode
-  //! stores (auto)", "no batched pairs (CASCADE_FFT_BATCH=off); callbacks off
-  //! (CASCADE_FFT_CALLBACKS=off)", "not made yet", "none on this backend".
+  //! What prepare_fused_transforms made, and why: e.g. "pruned (auto); batched pairs (auto);
+  //! callbacks none with pruned transforms (auto)", "not pruned (CASCADE_FFT_PRUNE=off); no
+  //! batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)", "not
+  //! made yet", "none on this backend".
   virtual std::string fused_transforms_note() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that
   //! number alone: work queued after the pass (the forward transforms) keeps the device busy.
