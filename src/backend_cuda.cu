@@ -504,7 +504,6 @@ class CudaExec {
   //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
   //! them alone too (and the fused stage leaves the removed modes alone).
   int fused_level() const { return fused_level_; }
-  bool pruned() const { return pruned_; }
   bool has_pairs() const { return pairs_; }
   std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
 
