@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -59,8 +60,15 @@ struct Fftw<double> {
   static plan c2r(int n0, int n1, complex* in, double* out, unsigned flags) {
     return fftw_plan_dft_c2r_2d(n0, n1, in, out, flags);
   }
+  static plan r2c_1d(int n, double* in, complex* out, unsigned flags) { return fftw_plan_dft_r2c_1d(n, in, out, flags); }
+  static plan c2r_1d(int n, complex* in, double* out, unsigned flags) { return fftw_plan_dft_c2r_1d(n, in, out, flags); }
+  //! `howmany` in-place transforms of length n, elements `stride` apart, transforms `dist` apart.
+  static plan c2c_many(int n, int howmany, complex* data, int stride, int dist, int sign, unsigned flags) {
+    return fftw_plan_many_dft(1, &n, howmany, data, nullptr, stride, dist, data, nullptr, stride, dist, sign, flags);
+  }
   static void exec_r2c(plan p, double* in, complex* out) { fftw_execute_dft_r2c(p, in, out); }
   static void exec_c2r(plan p, complex* in, double* out) { fftw_execute_dft_c2r(p, in, out); }
+  static void exec_c2c(plan p, complex* data) { fftw_execute_dft(p, data, data); }
   static void destroy(plan p) { fftw_destroy_plan(p); }
   static bool import_wisdom(const std::string& text) { return fftw_import_wisdom_from_string(text.c_str()) != 0; }
   static char* export_wisdom() { return fftw_export_wisdom_to_string(); }
@@ -86,8 +94,14 @@ struct Fftw<float> {
   static plan c2r(int n0, int n1, complex* in, float* out, unsigned flags) {
     return fftwf_plan_dft_c2r_2d(n0, n1, in, out, flags);
   }
+  static plan r2c_1d(int n, float* in, complex* out, unsigned flags) { return fftwf_plan_dft_r2c_1d(n, in, out, flags); }
+  static plan c2r_1d(int n, complex* in, float* out, unsigned flags) { return fftwf_plan_dft_c2r_1d(n, in, out, flags); }
+  static plan c2c_many(int n, int howmany, complex* data, int stride, int dist, int sign, unsigned flags) {
+    return fftwf_plan_many_dft(1, &n, howmany, data, nullptr, stride, dist, data, nullptr, stride, dist, sign, flags);
+  }
   static void exec_r2c(plan p, float* in, complex* out) { fftwf_execute_dft_r2c(p, in, out); }
   static void exec_c2r(plan p, complex* in, float* out) { fftwf_execute_dft_c2r(p, in, out); }
+  static void exec_c2c(plan p, complex* data) { fftwf_execute_dft(p, data, data); }
   static void destroy(plan p) { fftwf_destroy_plan(p); }
   static bool import_wisdom(const std::string& text) { return fftwf_import_wisdom_from_string(text.c_str()) != 0; }
   static char* export_wisdom() { return fftwf_export_wisdom_to_string(); }
@@ -215,17 +229,17 @@ std::string& process_wisdom() {
   return text;
 }
 
-//! The forward and inverse plans of one grid: what CpuExec's constructor makes, under the
-//! planner lock. `outcome` says how (for the backend's description).
+//! Make a set of plans with the run's planning, under the planner lock: `make(flags)` makes
+//! them all with those FFTW flags (FFTW_ESTIMATE or FFTW_MEASURE) and returns whether every
+//! one was made; `drop()` destroys those made. Measured plans go through the wisdom file (the
+//! comment above). `outcome` says how (for the backend's description).
 template <class Real>
-void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename Fftw<Real>::complex* c,
-                typename Fftw<Real>::plan& forward, typename Fftw<Real>::plan& inverse, std::string& outcome) {
+void plan_set(bool measure, const std::function<bool(unsigned)>& make, const std::function<void()>& drop,
+              std::string& outcome) {
   using F = Fftw<Real>;
-  F::threads(threads);
   F::forget_wisdom();
   if (!measure) {
-    forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_ESTIMATE);
-    inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_ESTIMATE);
+    make(FFTW_ESTIMATE);
     F::forget_wisdom();
     outcome = "estimated plans";
     return;
@@ -248,17 +262,14 @@ void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename F
   }
   const std::string before = wisdom_string<Real>();
   const auto t0 = std::chrono::steady_clock::now();
-  // FFTW_MEASURE runs its candidates on r and c and overwrites them: the caller passes scratch.
-  forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_MEASURE);
-  inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_MEASURE);
+  // FFTW_MEASURE runs its candidates on the arrays and overwrites them: `make` plans on scratch.
+  const bool made = make(FFTW_MEASURE);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!forward || !inverse) {
+  if (!made) {
     // FFTW replans by itself around inconsistent wisdom; this is the last resort.
-    if (forward) F::destroy(forward);
-    if (inverse) F::destroy(inverse);
+    drop();
     F::forget_wisdom();
-    forward = F::r2c(grid.ny, grid.nx, r, c, FFTW_ESTIMATE);
-    inverse = F::c2r(grid.ny, grid.nx, c, r, FFTW_ESTIMATE);
+    make(FFTW_ESTIMATE);
     F::forget_wisdom();
     outcome = "estimated plans (measuring failed)";
     return;
@@ -280,6 +291,28 @@ void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename F
   if (!note.empty()) outcome += "; " + note;
 }
 
+//! The forward and inverse plans of one grid: what CpuExec's constructor makes, under the
+//! planner lock.
+template <class Real>
+void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename Fftw<Real>::complex* c,
+                typename Fftw<Real>::plan& forward, typename Fftw<Real>::plan& inverse, std::string& outcome) {
+  using F = Fftw<Real>;
+  F::threads(threads);
+  plan_set<Real>(
+      measure,
+      [&](unsigned flags) {
+        forward = F::r2c(grid.ny, grid.nx, r, c, flags);
+        inverse = F::c2r(grid.ny, grid.nx, c, r, flags);
+        return forward && inverse;
+      },
+      [&] {
+        if (forward) F::destroy(forward);
+        if (inverse) F::destroy(inverse);
+        forward = inverse = nullptr;
+      },
+      outcome);
+}
+
 //! What the CPU executors share: buffers from fftw_malloc, and the OpenMP loops over the
 //! functors with their reductions. CpuExec adds the transforms of a whole grid; MpiCpuExec
 //! (backend_mpi) those of a slab, and reductions across the ranks.
@@ -290,7 +323,8 @@ class CpuLoops {
 
  public:
   static constexpr BackendKind kKind = BackendKind::Cpu;
-  static constexpr bool kCanFuse = false;  //!< no transforms with the step's work folded in
+  static constexpr bool kCanFuse = false;   //!< no GPU transforms with the step's work folded in
+  static constexpr bool kRowFused = false;  //!< CpuExec: the evaluation row by row (prepare_rows)
 
   CpuLoops(const Grid& grid, int threads) : threads_(threads > 0 ? threads : auto_threads(grid)) {}
 
@@ -459,7 +493,7 @@ class CpuExec : public CpuLoops<Real> {
 
  public:
   CpuExec(const Grid& grid, int threads, FftPlanning planning = FftPlanning::Estimate)
-      : CpuLoops<Real>(grid, threads), whole_(Slab::whole(grid)) {
+      : CpuLoops<Real>(grid, threads), planning_mode_(planning), whole_(Slab::whole(grid)), nx_(grid.nx), ny_(grid.ny) {
     F::init_threads();
     const bool measure = planning == FftPlanning::Measure ||
                          (planning == FftPlanning::Auto && grid.size() >= kMeasureFromPoints);
@@ -477,6 +511,7 @@ class CpuExec : public CpuLoops<Real> {
     std::lock_guard<std::mutex> lock(planner_mutex());
     if (forward_) F::destroy(forward_);
     if (inverse_) F::destroy(inverse_);
+    destroy_row_plans();
   }
   CpuExec(const CpuExec&) = delete;
   CpuExec& operator=(const CpuExec&) = delete;
@@ -495,11 +530,160 @@ class CpuExec : public CpuLoops<Real> {
     F::exec_c2r(inverse_, reinterpret_cast<typename F::complex*>(in), out);
   }
 
+  // ---- the evaluation row by row (Backend::nonlinear_products on the CPU)
+  //
+  // Under the 2/3 rule an evaluation's transforms and products can go row by row: the inverse
+  // transforms' passes over the columns, on the columns the dealiasing keeps alone (a third of
+  // the half spectrum's columns is zero: kx > nx/3), in place and threaded as FFTW does; then,
+  // each thread on its own rows, the inverse transforms of a row of every input, the products
+  // of that row and the forward transforms of the products' rows, in cache; then the forward
+  // transforms' passes over the kept columns. The real fields are never written out whole,
+  // and no transform touches the removed columns. The same operations as the 2D transforms
+  // (FFTW's 2D transforms are rows and columns too), in another order: results agree to
+  // round-off. The inputs must be zero at the removed modes (the fused stage writes them);
+  // on return the outputs are defined at the kept modes.
+
+  static constexpr bool kRowFused = true;
+
+  //! Choose (CASCADE_FFT_PRUNE: auto, off, on; auto: under the 2/3 rule from 256^2 points,
+  //! where it measured faster) and plan the row-by-row evaluation, once. False, with
+  //! rows_note() saying why, where it is not used.
+  bool prepare_rows(const DealiasMask<Real>& mask) {
+    if (rows_tried_) return rows_;
+    rows_tried_ = true;
+    const char* env = std::getenv("CASCADE_FFT_PRUNE");
+    const std::string v = env && *env ? env : "auto";
+    if (v != "auto" && v != "off" && v != "on")
+      throw InputError("CASCADE_FFT_PRUNE: expected auto, off, on, found '" + v + "'");
+    std::string why;
+    if (v == "off") why = "CASCADE_FFT_PRUNE=off";
+    else if (!mask.two_thirds) why = v == "on" ? "no 2/3 rule, CASCADE_FFT_PRUNE=on" : "no 2/3 rule";
+    else if (v == "auto" && std::size_t(nx_) * std::size_t(ny_) < kRowsFromPoints)
+      why = "none below 256^2 points (auto)";
+    if (!why.empty()) {
+      rows_note_ = "whole-field transforms (" + why + ")";
+      return false;
+    }
+    make_row_plans();
+    rows_ = true;
+    rows_note_ = "pruned, row by row (" + std::string(v == "on" ? "CASCADE_FFT_PRUNE=on" : "auto") + "; " +
+                 rows_planning_ + ")";
+    return true;
+  }
+  bool rows_fused() const { return rows_; }
+  std::string rows_note() const { return rows_tried_ ? rows_note_ : "not made yet"; }
+
+  //! One evaluation row by row: the `inputs` spectral fields `in` are transformed (overwritten),
+  //! `make(rows)` gives the products' functor over one row's real values (rows[q]: input q's;
+  //! the functor writes the products in place and returns a point's CFL speed), and the real
+  //! rows rows[out_rows[k]] are transformed forward into out[k]. Returns the maximum of what
+  //! the functor returned (where `with_max`).
+  template <class MakeProduct>
+  Real products_by_rows(int inputs, Cplx* const* in, int outputs, const int* out_rows, Cplx* const* out,
+                        bool with_max, const MakeProduct& make) {
+    using C = typename F::complex;
+    const std::size_t nx = std::size_t(nx_), nxh = nx / 2 + 1;
+    for (int q = 0; q < inputs; ++q) F::exec_c2c(columns_inverse_, reinterpret_cast<C*>(in[q]));
+    std::vector<Real> partial(this->threads_, MaxOp<Real>::identity());
+    this->parallel_ranges(std::size_t(ny_), [&](int t, std::size_t begin, std::size_t end) {
+      Real* const real = row_real_.data() + std::size_t(t) * kMaxRows * row_stride_real_;
+      Cplx* const spectral = row_spectral_.data() + std::size_t(t) * row_stride_spectral_;
+      Real* rows[kMaxRows];
+      for (int q = 0; q < kMaxRows; ++q) rows[q] = real + std::size_t(q) * row_stride_real_;
+      const MaxOp<Real> op;
+      Real acc = MaxOp<Real>::identity();
+      for (std::size_t j = begin; j < end; ++j) {
+        // Each row through an aligned scratch row, so that every row takes the planned path.
+        for (int q = 0; q < inputs; ++q) {
+          std::memcpy(spectral, in[q] + j * nxh, nxh * sizeof(Cplx));
+          F::exec_c2r(row_c2r_, reinterpret_cast<C*>(spectral), rows[q]);
+        }
+        acc = op(acc, row_max(make(rows), nx));
+        for (int k = 0; k < outputs; ++k) {
+          F::exec_r2c(row_r2c_, rows[out_rows[k]], reinterpret_cast<C*>(spectral));
+          std::memcpy(out[k] + j * nxh, spectral, nxh * sizeof(Cplx));
+        }
+      }
+      partial[t] = acc;
+    });
+    for (int k = 0; k < outputs; ++k) F::exec_c2c(columns_forward_, reinterpret_cast<C*>(out[k]));
+    Real result = MaxOp<Real>::identity();
+    if (with_max) {
+      const MaxOp<Real> op;
+      for (Real p : partial) result = op(result, p);
+      this->max_ = result;
+    }
+    return result;
+  }
+
  private:
+  //! The row-by-row evaluation from this many points (256^2): below it the rows are too few
+  //! to matter.
+  static constexpr std::size_t kRowsFromPoints = std::size_t(256) * 256;
+  static constexpr int kMaxRows = 4;  //!< real rows a thread holds: u, v (, omega_x, omega_y)
+
+  template <class Fn>
+  [[gnu::flatten]] static Real row_max(const Fn& f_in, std::size_t n) {
+    const Fn f = f_in;
+    const MaxOp<Real> op;
+    Real acc = MaxOp<Real>::identity();
+    for (std::size_t i = 0; i < n; ++i) acc = op(acc, f(i));
+    return acc;
+  }
+
+  void make_row_plans() {
+    using C = typename F::complex;
+    const int nx = nx_, ny = ny_, nxh = nx / 2 + 1;
+    const int kept_columns = (nx - 1) / 3 + 1;  // kx with 3 kx < nx (DealiasMask)
+    // Scratch rows, each thread its own, each row on its own 64-byte boundary.
+    row_stride_real_ = (std::size_t(nx) + 7) / 8 * 8;
+    row_stride_spectral_ = (std::size_t(nxh) + 3) / 4 * 4;
+    row_real_ = this->template alloc<Real>(std::size_t(this->threads_) * kMaxRows * row_stride_real_);
+    row_spectral_ = this->template alloc<Cplx>(std::size_t(this->threads_) * row_stride_spectral_);
+    Buffer<Cplx> scratch = this->template alloc<Cplx>(std::size_t(ny) * std::size_t(nxh));
+    auto* c = reinterpret_cast<C*>(scratch.data());
+    auto* row_c = reinterpret_cast<C*>(row_spectral_.data());
+    const bool measure = planning_mode_ == FftPlanning::Measure ||
+                         (planning_mode_ == FftPlanning::Auto && std::size_t(nx) * std::size_t(ny) >= kMeasureFromPoints);
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    plan_set<Real>(
+        measure,
+        [&](unsigned flags) {
+          F::threads(this->threads_);  // the passes over the columns: FFTW's threads
+          columns_inverse_ = F::c2c_many(ny, kept_columns, c, nxh, 1, FFTW_BACKWARD, flags);
+          columns_forward_ = F::c2c_many(ny, kept_columns, c, nxh, 1, FFTW_FORWARD, flags);
+          F::threads(1);  // a row: one thread's
+          row_c2r_ = F::c2r_1d(nx, row_c, row_real_.data(), flags);
+          row_r2c_ = F::r2c_1d(nx, row_real_.data(), row_c, flags);
+          return columns_inverse_ && columns_forward_ && row_c2r_ && row_r2c_;
+        },
+        [&] { destroy_row_plans(); }, rows_planning_);
+    CASCADE_CHECK_FFTW_PLAN(columns_inverse_);
+    CASCADE_CHECK_FFTW_PLAN(columns_forward_);
+    CASCADE_CHECK_FFTW_PLAN(row_c2r_);
+    CASCADE_CHECK_FFTW_PLAN(row_r2c_);
+  }
+  void destroy_row_plans() {
+    for (typename F::plan* p : {&columns_inverse_, &columns_forward_, &row_c2r_, &row_r2c_}) {
+      if (*p) F::destroy(*p);
+      *p = nullptr;
+    }
+  }
+
   std::string planning_;  //!< how the plans were made (description)
+  FftPlanning planning_mode_;
   typename F::plan forward_ = nullptr;
   typename F::plan inverse_ = nullptr;
   Slab whole_;
+  int nx_, ny_;
+  // The row-by-row evaluation (prepare_rows).
+  bool rows_ = false, rows_tried_ = false;
+  std::string rows_note_, rows_planning_;
+  typename F::plan columns_inverse_ = nullptr, columns_forward_ = nullptr;  //!< in place, the kept columns
+  typename F::plan row_c2r_ = nullptr, row_r2c_ = nullptr;                  //!< one row, one thread
+  Buffer<Real> row_real_;
+  Buffer<Cplx> row_spectral_;
+  std::size_t row_stride_real_ = 0, row_stride_spectral_ = 0;
 };
 
 #if defined(CASCADE_HAVE_FFTW_MPI)

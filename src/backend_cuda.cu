@@ -227,7 +227,8 @@ class CudaExec {
 
  public:
   static constexpr BackendKind kKind = BackendKind::Cuda;
-  static constexpr bool kCanFuse = true;  //!< prepare_fused: kernels/fft_callbacks.cuh
+  static constexpr bool kCanFuse = true;    //!< prepare_fused: kernels/fft_callbacks.cuh
+  static constexpr bool kRowFused = false;  //!< the CPU's evaluation row by row
 
   CudaExec(const Grid& grid, int device) : CudaExec(grid, device, true) {}
 

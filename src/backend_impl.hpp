@@ -201,6 +201,9 @@ class BackendImpl final : public Backend<Real> {
       check_real(*wx);
       check_real(*wy);
     }
+    if constexpr (Exec::kRowFused) {
+      if (exec_.rows_fused()) return products_by_rows(advective, cfl, a, b, c, d);
+    }
     step_inverse(a, b, u, v);
     if (!advective) {
       basdevant_products(u, v, cfl);
@@ -213,10 +216,12 @@ class BackendImpl final : public Backend<Real> {
   }
   bool prepare_fused_transforms() override {
     if constexpr (Exec::kCanFuse) return exec_.prepare_fused(shape(), mask());
+    if constexpr (Exec::kRowFused) return exec_.prepare_rows(mask());
     return false;
   }
   std::string fused_transforms_note() const override {
     if constexpr (Exec::kCanFuse) return exec_.fused_note();
+    if constexpr (Exec::kRowFused) return exec_.rows_note();
     return "none on this backend";
   }
   Real cfl_maximum() override { return exec_.max_result(); }
@@ -316,6 +321,27 @@ class BackendImpl final : public Backend<Real> {
   void max_or_not(bool with_max, std::size_t n, const Fn& f) {
     if (with_max) exec_.for_each_max_async(n, f);
     else exec_.for_each(n, f);
+  }
+  //! nonlinear_products row by row (the CPU's prepare_rows): the functors of the products over
+  //! one row at a time.
+  void products_by_rows(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
+                        Buffer<Cplx>* d) {
+    if constexpr (Exec::kRowFused) {
+      const CflSpeed<Real> speed = cfl_speed();
+      if (!advective) {
+        Cplx* const in[2] = {a.data(), b.data()};
+        const int out_rows[2] = {0, 1};  // u <- u v, v <- v^2 - u^2 (BasdevantProducts) into a, b
+        exec_.products_by_rows(2, in, 2, out_rows, in, cfl,
+                               [&](Real* const* r) { return BasdevantProducts<Real>{speed, r[0], r[1]}; });
+        return;
+      }
+      Cplx* const in[4] = {a.data(), b.data(), c->data(), d->data()};
+      Cplx* const out[1] = {a.data()};
+      const int out_rows[1] = {2};  // omega_x <- -(u omega_x + v omega_y) (AdvectiveProduct) into a
+      exec_.products_by_rows(4, in, 1, out_rows, out, cfl, [&](Real* const* r) {
+        return AdvectiveProduct<Real>{speed, r[0], r[1], r[2], r[3]};
+      });
+    }
   }
   //! Whether the step's inverse transforms read the kept modes alone, so that the fused stage
   //! may leave the removed ones alone (prepare_fused_transforms).

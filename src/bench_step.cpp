@@ -116,7 +116,7 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
               median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
-              kind == BackendKind::Cuda ? b->fused_transforms_note() : "-"};
+              b->fused_transforms_note()};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
 }
@@ -134,7 +134,7 @@ int run_step_bench(const BenchOptions& o) {
   std::vector<StepRow> rows;
   fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}  {}\n", "backend", "prec",
              "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "bytes/pt", "GPU GiB", "fused");
-  std::vector<bool> callbacks;  // the GPU rows: with the fused transforms, without, or both
+  std::vector<bool> callbacks;  // the rows: with the step's own transforms, without, or both
   if (o.callbacks != "off") callbacks.push_back(true);
   if (o.callbacks != "on") callbacks.push_back(false);
   for (BackendKind k : kinds) {
@@ -143,7 +143,7 @@ int run_step_bench(const BenchOptions& o) {
       sizes = k == BackendKind::Cuda ? std::vector<long>{1024, 2048, 4096, 8192, 16384} : std::vector<long>{256, 512};
     for (Precision p : precisions)
       for (long n : sizes)
-        for (bool cb : k == BackendKind::Cuda ? callbacks : std::vector<bool>{false}) {
+        for (bool cb : callbacks) {
           const StepRow r = p == Precision::Single
                                 ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb)
                                 : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb);

@@ -90,9 +90,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"basdevant", "advective"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
-                    "step: the GPU step's fused transforms (pruned, cuFFT callbacks): on (default: as "
-                    "CASCADE_FFT_PRUNE and CASCADE_FFT_CALLBACKS give, auto unless set) | off (cuFFT's plain "
-                    "2D transforms) | both")
+                    "step: the step's own transforms (GPU: pruned, cuFFT callbacks; CPU: row by row): on "
+                    "(default: as CASCADE_FFT_PRUNE and CASCADE_FFT_CALLBACKS give, auto unless set) | off "
+                    "(the plain 2D transforms) | both")
       ->check(CLI::IsMember({"on", "off", "both"}));
   bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
   bench->add_option("--precision", bench_precisions, "single | double (default both)")

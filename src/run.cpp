@@ -165,8 +165,10 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     solver.initialise();
   }
   console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
-  // What the GPU made of its step transforms (pruned, batched pairs, cuFFT callbacks) and why.
-  if (kind == BackendKind::Cuda) console.info("step transforms: " + backend->fused_transforms_note());
+  // What the backend made of its step transforms (the GPU: pruned, batched pairs, cuFFT
+  // callbacks; the CPU: row by row or not) and why; the MPI slabs have none of their own.
+  const std::string transforms = backend->fused_transforms_note();
+  if (transforms != "none on this backend") console.info("step transforms: " + transforms);
 
   // ---- the output directory: only now, with the inputs accepted, is anything written
   std::optional<DiagnosticsLog> diagnostics;

@@ -347,6 +347,15 @@ std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, con
   return b;
 }
 
+//! 200 steps of the deck's run on backend b: its vorticity appended to w, its time to t.
+void turbulent_run(Backend<double>& b, const Config& c, std::vector<std::vector<double>>& w, std::vector<double>& t) {
+  Solver<double> s(b, c);
+  s.initialise();
+  for (int n = 0; n < 200; ++n) s.step(1e9);
+  w.push_back(s.vorticity());
+  t.push_back(s.time());
+}
+
 // The same turbulent run on the CPU and on the GPU with the plain transforms, with each level
 // of fused transforms (the dealiasing inside cuFFT's passes) and with the pruned transforms
 // (two 1D passes, the removed columns skipped), one field a transform or pairs batched, in
@@ -374,11 +383,7 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
       for (const Variant& v : variants) {
         auto b = std::string(v.level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
                                                : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune);
-        Solver<double> s(*b, c);
-        s.initialise();
-        for (int n = 0; n < 200; ++n) s.step(1e9);
-        w.push_back(s.vorticity());
-        t.push_back(s.time());
+        turbulent_run(*b, c, w, t);
       }
       for (std::size_t k = 1; k < w.size(); ++k) {
         const std::string what = std::string("callbacks ") + variants[k].level + ", batch " + variants[k].batch +
@@ -393,11 +398,8 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
 //! plain ones, at the modes the dealiasing keeps, and the CFL maximum. At level `all` the fused
 //! side gets inputs that are not zero at the removed modes, which it must not read.
 template <class Real>
-void check_fused_products(const char* level, const char* prune, bool advective, double tol) {
-  const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
-  auto fused = gpu_backend<Real>(g, level, "auto", prune);
-  auto plain = gpu_backend<Real>(g, "off");
-  const bool loads = std::string(level) == "all";
+void check_fused_products(const Grid& g, Backend<Real>* fused, Backend<Real>* plain, bool loads, bool advective,
+                          double tol) {
   using C = Complex<Real>;
   // Inputs: the spectra of rough zero-mean real fields (every mode but k = 0 nonzero, as the
   // evaluation's inputs have no mean).
@@ -451,20 +453,81 @@ void check_fused_products(const char* level, const char* prune, bool advective, 
 
 TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
   for (const char* prune : {"off", "on"})
     for (const char* level : {"off", "store", "all"})
       for (bool advective : {false, true}) {
         if (std::string(prune) == "off" && std::string(level) == "off") continue;  // the plain side itself
         SCOPED_TRACE(std::string(level) + ", pruned " + prune + (advective ? ", advective" : ", basdevant"));
-        check_fused_products<double>(level, prune, advective, 1e-13);
-        check_fused_products<float>(level, prune, advective, 2e-6);
+        const bool loads = std::string(level) == "all";
+        check_fused_products<double>(g, gpu_backend<double>(g, level, "auto", prune).get(),
+                                     gpu_backend<double>(g, "off").get(), loads, advective, 1e-13);
+        check_fused_products<float>(g, gpu_backend<float>(g, level, "auto", prune).get(),
+                                    gpu_backend<float>(g, "off").get(), loads, advective, 2e-6);
       }
 }
 
+//! The CPU backend with its evaluation row by row (CASCADE_FFT_PRUNE=on) or with the whole
+//! field's transforms (off), on `threads` threads.
+template <class Real>
+std::unique_ptr<Backend<Real>> cpu_backend(const Grid& g, bool rows, int threads = 0) {
+  auto b = make_backend<Real>(BackendKind::Cpu, g, 0, threads);
+  CallbacksEnv env(rows ? "on" : "off", "CASCADE_FFT_PRUNE");
+  EXPECT_EQ(b->prepare_fused_transforms(), rows && g.dealias == Dealias::TwoThirds) << b->fused_transforms_note();
+  return b;
+}
+
+TEST(FusedTransforms, CpuRowsMatchTheWholeFieldTransforms) {
+  const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
+  for (int threads : {1, 5})  // 5: rows split unevenly
+    for (bool advective : {false, true}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads" + (advective ? ", advective" : ", basdevant"));
+      check_fused_products<double>(g, cpu_backend<double>(g, true, threads).get(),
+                                   cpu_backend<double>(g, false, threads).get(), false, advective, 1e-13);
+      check_fused_products<float>(g, cpu_backend<float>(g, true, threads).get(),
+                                  cpu_backend<float>(g, false, threads).get(), false, advective, 2e-6);
+    }
+}
+
+// The same turbulent run on the CPU with the whole field's transforms and row by row, in both
+// forms, on one thread and on three (the rows split among them), with the 2/3 rule (without
+// it nothing is pruned and the rows are not used).
+TEST(SolverCpu, RowByRowRunAgrees) {
+  for (const char* form : {"basdevant", "advective"}) {
+    SCOPED_TRACE(form);
+    const Config c = deck(std::string("grid: {nx: 256, ny: 192, ly: 4.0, nonlinear: ") + form +
+                          "}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\ntime: {cfl: 0.5}\n");
+    std::vector<std::vector<double>> w;
+    std::vector<double> t;
+    for (auto [rows, threads] : {std::pair{false, 1}, std::pair{true, 1}, std::pair{true, 3}})
+      turbulent_run(*cpu_backend<double>(c.make_grid(), rows, threads), c, w, t);
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      EXPECT_LT(rel_l2(w[k], w[0]), 1e-12) << "variant " << k;
+      EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: variant " << k;
+    }
+  }
+}
+
 TEST(FusedTransforms, LevelsAndNotes) {
-  auto cpu = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
-  EXPECT_FALSE(cpu->prepare_fused_transforms());
-  EXPECT_EQ(cpu->fused_transforms_note(), "none on this backend");
+  {  // the CPU: row by row under the 2/3 rule from 256^2 points (auto)
+    auto cpu = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
+    EXPECT_EQ(cpu->fused_transforms_note(), "not made yet");
+    EXPECT_FALSE(cpu->prepare_fused_transforms());
+    EXPECT_EQ(cpu->fused_transforms_note(), "whole-field transforms (none below 256^2 points (auto))");
+    auto large = make_backend<float>(BackendKind::Cpu, Grid(256, 256, 1.0, 1.0), 0, 1, FftPlanning::Estimate);
+    EXPECT_TRUE(large->prepare_fused_transforms());
+    EXPECT_EQ(large->fused_transforms_note(), "pruned, row by row (auto; estimated plans)");
+    auto none = make_backend<double>(BackendKind::Cpu, Grid(256, 256, 1.0, 1.0, Dealias::None));
+    EXPECT_FALSE(none->prepare_fused_transforms());
+    EXPECT_EQ(none->fused_transforms_note(), "whole-field transforms (no 2/3 rule)");
+    EXPECT_EQ(cpu_backend<double>(Grid(16, 16, 1.0, 1.0), true)->fused_transforms_note(),
+              "pruned, row by row (CASCADE_FFT_PRUNE=on; estimated plans)");
+    EXPECT_EQ(cpu_backend<double>(Grid(512, 512, 1.0, 1.0), false)->fused_transforms_note(),
+              "whole-field transforms (CASCADE_FFT_PRUNE=off)");
+    auto bad = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
+    CallbacksEnv env("yes", "CASCADE_FFT_PRUNE");
+    EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
+  }
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const Grid g(16, 16, 1.0, 1.0);
   EXPECT_EQ(gpu_backend<double>(g, "off", "off")->fused_transforms_note(),
