@@ -115,13 +115,16 @@ class Backend {
   //! load them alone too, and fused_stage leaves the removed modes of the inputs alone
   //! (CASCADE_FFT_CALLBACKS: auto, where it measured faster, by size and precision; off;
   //! store; all). Callbacks are linked into cuFFT's kernels when the plans are made (under a
-  //! second a plan). False where none are made (fused_transforms_note says why); results
-  //! differ from the plain transforms' at round-off only.
+  //! second a plan). On the CPU (one process), under the 2/3 rule, nonlinear_products runs row
+  //! by row instead: the passes over the kept columns, then each row's transforms and products
+  //! in cache (CASCADE_FFT_PRUNE: auto, from 256^2 points; off; on). False where none are
+  //! made (fused_transforms_note says why); results differ from the plain transforms' at
+  //! round-off only.
   virtual bool prepare_fused_transforms() = 0;
   //! What prepare_fused_transforms made, and why: e.g. "pruned (auto); batched pairs (auto);
   //! callbacks none with pruned transforms (auto)", "not pruned (CASCADE_FFT_PRUNE=off); no
-  //! batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)", "not
-  //! made yet", "none on this backend".
+  //! batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)", "pruned,
+  //! row by row (auto; estimated plans)" (the CPU), "not made yet", "none on this backend".
   virtual std::string fused_transforms_note() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that
   //! number alone: work queued after the pass (the forward transforms) keeps the device busy.
