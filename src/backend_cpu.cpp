@@ -587,7 +587,7 @@ class CpuExec : public CpuLoops<Real> {
     using C = typename F::complex;
     const std::size_t nx = std::size_t(nx_), nxh = nx / 2 + 1;
     for (int q = 0; q < inputs; ++q) F::exec_c2c(columns_inverse_, reinterpret_cast<C*>(in[q]));
-    std::vector<Real> partial(this->threads_, MaxOp<Real>::identity());
+    std::fill(row_partials_.begin(), row_partials_.end(), MaxOp<Real>::identity());
     this->parallel_ranges(std::size_t(ny_), [&](int t, std::size_t begin, std::size_t end) {
       Real* const real = row_real_.data() + std::size_t(t) * kMaxRows * row_stride_real_;
       Cplx* const spectral = row_spectral_.data() + std::size_t(t) * row_stride_spectral_;
@@ -607,13 +607,13 @@ class CpuExec : public CpuLoops<Real> {
           std::memcpy(out[k] + j * nxh, spectral, nxh * sizeof(Cplx));
         }
       }
-      partial[t] = acc;
+      row_partials_[t] = acc;
     });
     for (int k = 0; k < outputs; ++k) F::exec_c2c(columns_forward_, reinterpret_cast<C*>(out[k]));
     if (!with_max) return;
     const MaxOp<Real> op;
     Real result = MaxOp<Real>::identity();
-    for (Real p : partial) result = op(result, p);
+    for (Real p : row_partials_) result = op(result, p);
     this->max_ = result;
   }
 
@@ -643,6 +643,7 @@ class CpuExec : public CpuLoops<Real> {
     row_stride_spectral_ = (std::size_t(nxh) + spectral_step - 1) / spectral_step * spectral_step;
     row_real_ = this->template alloc<Real>(std::size_t(this->threads_) * kMaxRows * row_stride_real_);
     row_spectral_ = this->template alloc<Cplx>(std::size_t(this->threads_) * row_stride_spectral_);
+    row_partials_.assign(this->threads_, MaxOp<Real>::identity());
     Buffer<Cplx> scratch = this->template alloc<Cplx>(std::size_t(ny) * std::size_t(nxh));
     auto* c = reinterpret_cast<C*>(scratch.data());
     auto* row_c = reinterpret_cast<C*>(row_spectral_.data());
@@ -685,6 +686,7 @@ class CpuExec : public CpuLoops<Real> {
   Buffer<Real> row_real_;
   Buffer<Cplx> row_spectral_;
   std::size_t row_stride_real_ = 0, row_stride_spectral_ = 0;
+  std::vector<Real> row_partials_;  //!< each thread's CFL maximum (no allocation an evaluation)
 };
 
 #if defined(CASCADE_HAVE_FFTW_MPI)
