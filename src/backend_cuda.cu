@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -22,6 +23,7 @@
 #include "cascade/reduction.hpp"
 #include "kernels/fft_callbacks.cuh"
 #include "kernels/reduction.cuh"
+#include "kernels/row_fft.cuh"
 #include "cuda_check.hpp"
 #include "fft_callbacks_fatbin.h"  // cascade_fft_callbacks: LTO-IR of src/fft_callbacks.cu
 
@@ -108,6 +110,34 @@ __global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f
     acc = op(acc, f(idx));
   acc = reduction_kernels::block_reduce_shuffle<BLOCK>(acc, op);
   reduction_kernels::finish_block<BLOCK, 4, true>(acc, blockIdx.x, gridDim.x, op, d_partials, d_ticket, result);
+}
+
+//! The evaluation row by row (kernels/row_fft.cuh): each block takes rows blockIdx.x,
+//! blockIdx.x + gridDim.x, ... of the two spectra, in place, one row (or one part of one) in
+//! dynamic shared memory at a time, with a sixteenth as many threads as the part has points;
+//! the CFL maximum, where asked, completes as in for_each_max_kernel (the last block writes it
+//! to `result`).
+template <int THREADS, class Real>
+__global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
+    row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
+                        Real* d_partials, unsigned* d_ticket, Real* result) {
+  extern __shared__ __align__(16) unsigned char row_smem[];
+  ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
+  ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
+  const MaxOp<Real> op;
+  Real acc = MaxOp<Real>::identity();
+  const int phases = ph.count();
+  for (int row = blockIdx.x; row < ny; row += gridDim.x) {
+    Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
+    Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
+    for (int p = 0; p < phases; ++p) {
+      acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+      __syncthreads();
+    }
+  }
+  if (!cfl) return;
+  acc = reduction_kernels::block_reduce_shuffle<THREADS>(acc, op);
+  reduction_kernels::finish_block<THREADS, 4, true>(acc, blockIdx.x, gridDim.x, op, d_partials, d_ticket, result);
 }
 
 struct AddOp {
@@ -296,6 +326,8 @@ class CudaExec {
     if (inverse_) cufftDestroy(inverse_);
     destroy_fused_plans();
     if (d_cb_) cudaFree(d_cb_);
+    if (d_row_twiddles_) cudaFree(d_row_twiddles_);
+    if (d_row_spill_) cudaFree(d_row_spill_);
     if (max_ready_) cudaEventDestroy(max_ready_);
     if (h_max_) cudaFreeHost(h_max_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -471,17 +503,23 @@ class CudaExec {
   //! plans share the work area of the plain plans (grown if they need more). False, with
   //! fused_note() saying why, when none are asked for or cuFFT refuses them: the plain
   //! transforms then run, one field at a time.
-  bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
+  bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask, bool basdevant) {
     if (fused_tried_) return pruned_ || fused_level_ > 0 || pairs_;
     fused_tried_ = true;
-    const std::string why_pruned = choose_pruned(mask);
+    std::string why_pruned = choose_pruned(mask);
+    const std::string why_rows = choose_rows(mask, basdevant);
+    if (rows_ && !pruned_) {
+      pruned_ = true;  // the row kernel runs between the pruned transforms' passes over the columns
+      why_pruned = "for the row products";
+    }
     const std::string why_level = choose_fused_level();
     const std::string why_pairs = choose_pairs();
     const std::string callbacks = fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
                                   : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
                                                       : "callbacks " + why_level;
     fused_note_ = (pruned_ ? "pruned (" : "not pruned (") + why_pruned + "); " +
-                  (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks;
+                  (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks + "; " +
+                  (rows_ ? "row products (" : "no row products (") + why_rows + ")";
     if (!pruned_ && fused_level_ == 0 && !pairs_) return false;
     if (fused_level_ > 0) {
       CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
@@ -495,11 +533,13 @@ class CudaExec {
       pruned_ = false;
       fused_level_ = 0;
       pairs_ = false;
+      rows_ = false;
       fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
       std::fprintf(stderr, "cascade: the step's cuFFT plans are %s; it runs on the plain transforms\n",
                    fused_note_.c_str());
       return false;
     }
+    if (rows_) prepare_rows();
     return true;
   }
   //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
@@ -507,6 +547,30 @@ class CudaExec {
   int fused_level() const { return fused_level_; }
   bool has_pairs() const { return pairs_; }
   std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
+
+  //! Whether Basdevant's evaluation runs row by row (step_row_products).
+  bool has_row_products() const { return rows_; }
+  //! Basdevant's evaluation between the spectra a, b of u and v (scaled for the inverse) and
+  //! those of u v and v^2 - u^2, in place: the pruned inverse transforms' passes over the kept
+  //! columns, the row kernel (kernels/row_fft.cuh: the passes over the rows and the products,
+  //! with the CFL maximum where `cfl`; max_result() then waits for that kernel alone), and the
+  //! forward transforms' passes over the kept columns.
+  void step_row_products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed) {
+    CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, a, CUFFT_INVERSE));
+    CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, b, CUFFT_INVERSE));
+    const row_fft::RowPhases<Real> ph{nx_, rows_log2_, (nx_ - 1) / 3 + 1, nullptr, d_row_twiddles_, speed,
+                                      d_row_spill_};
+    switch (rows_log2_) {
+      case 4: case 5: case 6: case 7: case 8: case 9: launch_rows<32>(ph, a, b, cfl); break;
+      case 10: launch_rows<64>(ph, a, b, cfl); break;
+      case 11: launch_rows<128>(ph, a, b, cfl); break;
+      case 12: launch_rows<256>(ph, a, b, cfl); break;
+      default: launch_rows<512>(ph, a, b, cfl); break;
+    }
+    if (cfl) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
+    CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, a, CUFFT_FORWARD));
+    CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, b, CUFFT_FORWARD));
+  }
 
   //! The step's forward transform (of products): kept modes stored alone from level 1; or
   //! pruned: the rows, then the kept columns in place.
@@ -578,6 +642,75 @@ class CudaExec {
     if (pruned_) return "auto";
     return single ? "none outside 2048^2 to 8192^2 points in single (auto)"
                   : "none outside 2048^2 to 4096^2 points in double (auto)";
+  }
+  //! The evaluation row by row (kernels/row_fft.cuh), from CASCADE_FFT_ROWS: off, on, or auto
+  //! (unset): where it can run, Basdevant's form under the 2/3 rule with nx a power of two from
+  //! 16 to 65536 (rows longer than 8192 points in parts) and pruned transforms not turned off,
+  //! for nx from 1024 to 8192 (the advective form has no row kernel: its step keeps the
+  //! transforms auto gives it without). There it measured faster on an H100 than every other choice
+  //! (`cascade bench step`, rk4 double: 20.3 against 28.1 ms at 8192^2, 4.28 against 5.32 at
+  //! 4096^2, 1.11 against 1.46 at 2048^2; at 1024^2 even, 0.35 to 0.36). Above, the rows in
+  //! parts lose to the 2D transforms with callbacks (150 against 112 ms at 16384^2): there
+  //! cuFFT's strided passes over the kept columns are slower than its whole 2D transform.
+  //! Returns the reason.
+  std::string choose_rows(const DealiasMask<Real>& mask, bool basdevant) {
+    const std::string v = env_choice("CASCADE_FFT_ROWS", {"auto", "off", "on"});
+    rows_ = false;
+    if (v == "off") return "CASCADE_FFT_ROWS=off";
+    const std::string by = v == "on" ? ", CASCADE_FFT_ROWS=on" : "";
+    int m = 0;
+    while ((1 << m) < nx_ && m < 30) ++m;
+    rows_log2_ = std::min(m, kRowLog2Max);
+    const std::size_t smem = sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << rows_log2_));
+    if (!basdevant) return "advective form" + by;
+    if (!mask.two_thirds) return "no 2/3 rule" + by;
+    if (env_choice("CASCADE_FFT_PRUNE", {"auto", "off", "on"}) == "off") return "CASCADE_FFT_PRUNE=off" + by;
+    if ((1 << m) != nx_ || m < 4 || m > 16) return "nx not a power of two from 16 to 65536" + by;
+    if (smem > prop_.sharedMemPerBlockOptin) return "a row's part exceeds a block's shared memory" + by;
+    if (v == "auto" && nx_ < 1024) return "none below nx = 1024 (auto)";
+    if (v == "auto" && nx_ > 8192) return "none above nx = 8192 (auto)";
+    rows_ = true;
+    return v == "on" ? "CASCADE_FFT_ROWS=on" : "auto";
+  }
+  //! The row kernel's twiddle table exp(2 pi i k / nx), its shared memory and its grid: as many
+  //! blocks as fit on the GPU at once (each loops over rows), no more than there are rows.
+  void prepare_rows() {
+    std::vector<Cplx> tw(nx_);
+    const double two_pi = 2 * 3.14159265358979323846;
+    for (int k = 0; k < nx_; ++k)
+      tw[k] = {Real(std::cos(two_pi * k / nx_)), Real(std::sin(two_pi * k / nx_))};
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_row_twiddles_, sizeof(Cplx) * tw.size()));
+    CASCADE_CUDA_CHECK(cudaMemcpy(d_row_twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
+    rows_smem_ = sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << rows_log2_));
+    switch (rows_log2_) {
+      case 4: case 5: case 6: case 7: case 8: case 9: size_rows<32>(); break;
+      case 10: size_rows<64>(); break;
+      case 11: size_rows<128>(); break;
+      case 12: size_rows<256>(); break;
+      default: size_rows<512>(); break;
+    }
+    const std::size_t split = std::size_t(nx_) >> rows_log2_;
+    if (split > 1) {  // each block's parts of a row but the last (RowPhases)
+      const std::size_t bytes = sizeof(Cplx) * std::size_t(rows_blocks_) * (split - 1) << rows_log2_;
+      if (cudaMalloc(&d_row_spill_, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        throw RunError("out of GPU memory for the row kernel's spill area (" + std::to_string(bytes) + " bytes)");
+      }
+    }
+  }
+  template <int THREADS>
+  void size_rows() {
+    auto* kernel = row_products_kernel<THREADS, Real>;
+    CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rows_smem_)));
+    int per_sm = 0;
+    CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, rows_smem_));
+    rows_blocks_ = std::max(1, std::min({ny_, std::max(per_sm, 1) * prop_.multiProcessorCount, blocks_cap_}));
+  }
+  template <int THREADS>
+  void launch_rows(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl) {
+    row_products_kernel<THREADS, Real><<<rows_blocks_, THREADS, rows_smem_, stream_>>>(
+        ph, a, b, ny_, nx_ / 2 + 1, cfl, d_partials_, d_ticket_, d_max_);
+    CASCADE_CUDA_CHECK_LAUNCH();
   }
   //! The level of CASCADE_FFT_CALLBACKS: off, store, all, or auto (unset): what was faster per
   //! transform on an H100 (cuFFT of CUDA 13; `cascade bench step --callbacks both`): in double,
@@ -776,6 +909,16 @@ class CudaExec {
   cufftHandle columns_forward_ = 0;  //!< in place
   cufftHandle columns_inverse_ = 0;
   bool pruned_ = false;
+  // The evaluation row by row (prepare_rows).
+  bool rows_ = false;
+  int rows_log2_ = 0;
+  std::size_t rows_smem_ = 0;
+  int rows_blocks_ = 1;
+  Cplx* d_row_twiddles_ = nullptr;
+  Cplx* d_row_spill_ = nullptr;
+  //! The longest transform the row kernel does in shared memory: 2^13 points (139 KiB in
+  //! double); longer rows go in parts (RowPhases).
+  static constexpr int kRowLog2Max = 13;
   int fused_level_ = 0;
   bool fused_tried_ = false;
   std::string fused_note_;

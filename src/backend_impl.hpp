@@ -204,6 +204,9 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kRowFused) {
       if (exec_.rows_fused()) return products_by_rows(advective, cfl, a, b, c, d);
     }
+    if constexpr (Exec::kCanFuse) {  // the GPU's row kernel: Basdevant's form alone
+      if (!advective && exec_.has_row_products()) return exec_.step_row_products(a.data(), b.data(), cfl, cfl_speed());
+    }
     step_inverse(a, b, u, v);
     if (!advective) {
       basdevant_products(u, v, cfl);
@@ -214,8 +217,8 @@ class BackendImpl final : public Backend<Real> {
     advective_product(u, v, *wx, *wy, cfl);
     step_forward(*wx, a);
   }
-  bool prepare_fused_transforms() override {
-    if constexpr (Exec::kCanFuse) return exec_.prepare_fused(shape(), mask());
+  bool prepare_fused_transforms(bool basdevant = true) override {
+    if constexpr (Exec::kCanFuse) return exec_.prepare_fused(shape(), mask(), basdevant);
     if constexpr (Exec::kRowFused) return exec_.prepare_rows(mask());
     return false;
   }

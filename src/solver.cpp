@@ -31,7 +31,7 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
     b_.real_pair(wx_, wy_);
   }
   // The GPU's own step transforms (batched pairs, the dealiasing folded in), where faster.
-  b_.prepare_fused_transforms();
+  b_.prepare_fused_transforms(!advective());
 }
 
 template <class Real>

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "backend_cases.hpp"
+#include "kernels/row_fft.cuh"
 
 namespace cascade {
 namespace {
@@ -270,6 +273,111 @@ TEST(FftwWisdom, ACorruptOrUnwritableWisdomFileNeverFailsARun) {
     auto b = make_backend<double>(BackendKind::Cpu, Grid(20, 8, 1.0, 1.0), 0, 1, FftPlanning::Measure);
     EXPECT_NE(b->description().find("no wisdom file"), std::string::npos) << b->description();
   }
+}
+
+}  // namespace
+}  // namespace cascade
+
+namespace cascade {
+namespace {
+
+// ---------------------------------------------------------------- the GPU's row kernel, on the host
+
+//! The GPU step's row-by-row evaluation (kernels/row_fft.cuh), run on the host thread by thread
+//! and phase by phase as the kernel runs it between barriers, against a direct DFT: one row's
+//! C2R of two half spectra, Basdevant's products, and the R2C of the products, kept columns.
+template <class Real>
+void check_row_products(int n, unsigned seed, double tol, int split = 1) {
+  using C = Complex<Real>;
+  const int kept = (n - 1) / 3 + 1;
+  int m = 0;
+  while ((1 << m) < n) ++m;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::vector<C> a(kept), b(kept);
+  for (int k = 0; k < kept; ++k) {
+    a[k] = {Real(uni(rng) / (1 + k)), Real(uni(rng) / (1 + k))};  // imag. part of k = 0 dropped
+    b[k] = {Real(uni(rng) / (1 + k)), Real(uni(rng) / (1 + k))};
+  }
+  const double two_pi = 2 * std::acos(-1.0);
+  // Reference: u, v by the C2R sum in long double, then the products' half spectra.
+  std::vector<long double> cs(n), sn(n);  // cos, sin (2 pi j / n)
+  for (int j = 0; j < n; ++j) {
+    cs[j] = std::cos(2 * std::acos(-1.0L) * j / n);
+    sn[j] = std::sin(2 * std::acos(-1.0L) * j / n);
+  }
+  std::vector<long double> u(n), v(n);
+  for (int x = 0; x < n; ++x) {
+    long double su = a[0].re, sv = b[0].re;
+    for (int k = 1; k < kept; ++k) {
+      const int j = int((long long)k * x % n);
+      su += 2 * (a[k].re * cs[j] - a[k].im * sn[j]);
+      sv += 2 * (b[k].re * cs[j] - b[k].im * sn[j]);
+    }
+    u[x] = su;
+    v[x] = sv;
+  }
+  const CflSpeed<Real> speed{Real(3), Real(5)};
+  long double rate_ref = 0, scale = 0;
+  std::vector<std::complex<long double>> p_ref(kept), q_ref(kept);
+  for (int k = 0; k < kept; ++k) {
+    std::complex<long double> sp = 0, sq = 0;
+    for (int x = 0; x < n; ++x) {
+      const int j = int((long long)k * x % n);
+      const std::complex<long double> e(cs[j], -sn[j]);
+      sp += u[x] * v[x] * e;
+      sq += (v[x] * v[x] - u[x] * u[x]) * e;
+    }
+    p_ref[k] = sp;
+    q_ref[k] = sq;
+    scale = std::max({scale, std::abs(sp), std::abs(sq)});
+  }
+  for (int x = 0; x < n; ++x) rate_ref = std::max(rate_ref, 3 * std::fabs(u[x]) + 5 * std::fabs(v[x]));
+
+  // The kernel's phases, thread by thread: a sixteenth as many threads as the transform in
+  // shared memory has points, a barrier between phases.
+  const int len = n / split;
+  std::vector<C> tw(n), s(row_fft::padded_size(len), C{Real(7), Real(7)});  // garbage: the load zeroes
+  std::vector<C> spill(std::size_t(split - 1) * len + 1);
+  for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  int m_len = 0;
+  while ((1 << m_len) < len) ++m_len;
+  row_fft::RowPhases<Real> ph{n, m_len, kept, s.data(), tw.data(), speed, spill.data()};
+  ASSERT_EQ(ph.split(), split);
+  std::vector<C> a_out = a, b_out = b;  // in place, as on the GPU
+  const int threads = len / 16;
+  Real rate = MaxOp<Real>::identity();
+  for (int p = 0; p < ph.count(); ++p)
+    for (int t = 0; t < threads; ++t)
+      rate = MaxOp<Real>()(rate, ph.run(p, t, threads, a_out.data(), b_out.data(), a_out.data(), b_out.data()));
+
+  double err = 0;
+  for (int k = 0; k < kept; ++k) {
+    err = std::max(err, double(std::abs(std::complex<long double>(a_out[k].re, a_out[k].im) - p_ref[k])));
+    err = std::max(err, double(std::abs(std::complex<long double>(b_out[k].re, b_out[k].im) - q_ref[k])));
+  }
+  EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split;
+  EXPECT_GT(scale, 1.0L);  // the products are not trivially zero
+  EXPECT_NEAR(double(rate), double(rate_ref), tol * double(rate_ref)) << "n = " << n << ", split " << split;
+}
+
+TEST(RowFft, HostEmulationMatchesTheDirectTransforms) {
+  // Every radix sequence: a first stage of radix 16 (16, 256, 4096), 2, 4 or 8.
+  for (int n : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}) check_row_products<double>(n, 11u + n, 1e-13);
+  for (int n : {64, 512, 2048}) check_row_products<float>(n, 5u + n, 2e-6);
+}
+
+TEST(RowFft, HostEmulationSplitRows) {
+  // Rows longer than the transform in shared memory: in 2 or 4 parts.
+  for (int split : {2, 4})
+    for (int n : {64, 512, 2048}) check_row_products<double>(n, 17u + n + split, 1e-13, split);
+  check_row_products<float>(1024, 19u, 2e-6, 4);
+}
+
+TEST(RowFft, HostEmulationLargestRows) {
+  check_row_products<double>(8192, 3u, 1e-13);
+  check_row_products<double>(16384, 4u, 1e-13, 2);
+  check_row_products<float>(16384, 5u, 4e-6);
 }
 
 }  // namespace

@@ -335,15 +335,18 @@ struct CallbacksEnv {
 //! plain path would leave it untested.
 template <class Real>
 std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto",
-                                           const char* prune = "off") {
+                                           const char* prune = "off", const char* rows = "off") {
   auto b = make_backend<Real>(BackendKind::Cuda, g);
-  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH"), env_prune(prune, "CASCADE_FFT_PRUNE");
+  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH"), env_prune(prune, "CASCADE_FFT_PRUNE"),
+      env_rows(rows, "CASCADE_FFT_ROWS");
   const bool made = b->prepare_fused_transforms();
   const std::string note = b->fused_transforms_note();
   const bool pruned = std::string(prune) == "on" && g.dealias == Dealias::TwoThirds;
+  const bool by_rows = std::string(rows) == "on" && pruned;
   EXPECT_TRUE(made || (std::string(level) == "off" && !pruned)) << note;
   EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
   EXPECT_EQ(note.rfind("pruned (", 0) == 0, pruned) << note;
+  EXPECT_EQ(note.find("; row products (") != std::string::npos, by_rows) << note;
   return b;
 }
 
@@ -372,22 +375,23 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
       // {callbacks, batched pairs}: the CPU first, then every GPU combination (auto picks them
       // by grid size; here they are forced).
       struct Variant {
-        const char *level, *batch, *prune;
+        const char *level, *batch, *prune, *rows = "off";
       };
       const Variant variants[] = {{"cpu", "", ""},           {"off", "off", "off"},   {"off", "on", "off"},
                                   {"store", "off", "off"},   {"store", "on", "off"},  {"all", "off", "off"},
                                   {"all", "on", "off"},      {"off", "off", "on"},    {"off", "on", "on"},
-                                  {"store", "on", "on"},     {"all", "off", "on"},    {"all", "on", "on"}};
+                                  {"store", "on", "on"},     {"all", "off", "on"},    {"all", "on", "on"},
+                                  {"off", "off", "on", "on"}, {"all", "off", "on", "on"}};
       std::vector<std::vector<double>> w;
       std::vector<double> t;
       for (const Variant& v : variants) {
         auto b = std::string(v.level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
-                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune);
+                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune, v.rows);
         turbulent_run(*b, c, w, t);
       }
       for (std::size_t k = 1; k < w.size(); ++k) {
         const std::string what = std::string("callbacks ") + variants[k].level + ", batch " + variants[k].batch +
-                                 ", pruned " + variants[k].prune;
+                                 ", pruned " + variants[k].prune + ", rows " + variants[k].rows;
         EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what;
         EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what;
       }
@@ -467,6 +471,46 @@ TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
       }
 }
 
+// The GPU's row kernel (kernels/row_fft.cuh) against the plain transforms: every radix
+// sequence (nx = 2^4 .. 2^13: first stages of radix 16, 2, 4 and 8, one to three stages before
+// the pass in registers), rows more and fewer than the blocks, and the callbacks in the passes
+// over the columns. The advective form has no row kernel and runs the pruned passes instead.
+TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const std::pair<int, int> sizes[] = {{16, 24}, {32, 32}, {64, 48}, {128, 96}, {256, 40},
+                                       {512, 64}, {1024, 30}, {2048, 36}, {4096, 20}, {8192, 12}};
+  for (auto [nx, ny] : sizes)
+    for (const char* level : {"off", "all"})
+      for (bool advective : {false, true}) {
+        if (nx > 256 && (std::string(level) != "off" || advective)) continue;  // the short cases cover them
+        SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + ", callbacks " + level +
+                     (advective ? ", advective" : ", basdevant"));
+        const Grid g(nx, ny, 2 * M_PI, 3.0, Dealias::TwoThirds);
+        const bool loads = std::string(level) == "all";
+        check_fused_products<double>(g, gpu_backend<double>(g, level, "off", "on", "on").get(),
+                                     gpu_backend<double>(g, "off").get(), loads, advective, 1e-13);
+        check_fused_products<float>(g, gpu_backend<float>(g, level, "off", "on", "on").get(),
+                                    gpu_backend<float>(g, "off").get(), loads, advective, 4e-6);
+      }
+  // Rows longer than the kernel's transform in shared memory (8192 points) go in parts.
+  for (auto [nx, ny] : {std::pair{16384, 6}, std::pair{32768, 3}}) {
+    SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + ", in parts");
+    const Grid g(nx, ny, 2 * M_PI, 3.0, Dealias::TwoThirds);
+    check_fused_products<double>(g, gpu_backend<double>(g, "off", "off", "on", "on").get(),
+                                 gpu_backend<double>(g, "off").get(), false, false, 1e-13);
+    check_fused_products<float>(g, gpu_backend<float>(g, "off", "off", "on", "on").get(),
+                                gpu_backend<float>(g, "off").get(), false, false, 4e-6);
+  }
+  // Where the kernel cannot run, on asks in vain and says why.
+  auto odd = make_backend<double>(BackendKind::Cuda, Grid(96, 64, 1.0, 1.0));
+  CallbacksEnv rows("on", "CASCADE_FFT_ROWS");
+  EXPECT_TRUE(odd->prepare_fused_transforms());
+  EXPECT_NE(odd->fused_transforms_note().find("; no row products (nx not a power of two from 16 to 65536, "
+                                              "CASCADE_FFT_ROWS=on)"),
+            std::string::npos)
+      << odd->fused_transforms_note();
+}
+
 //! The CPU backend with its evaluation row by row (CASCADE_FFT_PRUNE=on) or with the whole
 //! field's transforms (off), on `threads` threads.
 template <class Real>
@@ -532,24 +576,26 @@ TEST(FusedTransforms, LevelsAndNotes) {
   const Grid g(16, 16, 1.0, 1.0);
   EXPECT_EQ(gpu_backend<double>(g, "off", "off")->fused_transforms_note(),
             "not pruned (CASCADE_FFT_PRUNE=off); no batched pairs (CASCADE_FFT_BATCH=off); callbacks off "
-            "(CASCADE_FFT_CALLBACKS=off)");
+            "(CASCADE_FFT_CALLBACKS=off); no row products (CASCADE_FFT_ROWS=off)");
   EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(),
-            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)");
+            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)"
+            "; no row products (CASCADE_FFT_ROWS=off)");
   EXPECT_EQ(gpu_backend<float>(g, "all")->fused_transforms_note(),
             "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode loads and stores "
-            "(CASCADE_FFT_CALLBACKS=all)");
+            "(CASCADE_FFT_CALLBACKS=all); no row products (CASCADE_FFT_ROWS=off)");
   EXPECT_EQ(gpu_backend<double>(g, "off", "auto", "on")->fused_transforms_note(),
-            "pruned (CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks off (CASCADE_FFT_CALLBACKS=off)");
+            "pruned (CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks off (CASCADE_FFT_CALLBACKS=off)"
+            "; no row products (CASCADE_FFT_ROWS=off)");
   EXPECT_EQ(gpu_backend<double>(g, "all", "off", "on")->fused_transforms_note(),
             "pruned (CASCADE_FFT_PRUNE=on); no batched pairs (CASCADE_FFT_BATCH=off); kept-mode loads and stores "
-            "(CASCADE_FFT_CALLBACKS=all)");
+            "(CASCADE_FFT_CALLBACKS=all); no row products (CASCADE_FFT_ROWS=off)");
   {  // without the 2/3 rule nothing is removed, so nothing is pruned
     CallbacksEnv prune("on", "CASCADE_FFT_PRUNE");
     auto none = make_backend<double>(BackendKind::Cuda, Grid(16, 16, 1.0, 1.0, Dealias::None));
     EXPECT_TRUE(none->prepare_fused_transforms());
     EXPECT_EQ(none->fused_transforms_note(),
               "not pruned (no 2/3 rule, CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks none below 4096^2 "
-              "points (auto)");
+              "points (auto); no row products (no 2/3 rule)");
   }
   // auto (unset): by size and precision.
   auto small = make_backend<double>(BackendKind::Cuda, g);
@@ -557,12 +603,12 @@ TEST(FusedTransforms, LevelsAndNotes) {
   EXPECT_TRUE(small->prepare_fused_transforms());
   EXPECT_EQ(small->fused_transforms_note(),
             "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); batched pairs (auto); callbacks none "
-            "below 4096^2 points (auto)");
+            "below 4096^2 points (auto); no row products (none below nx = 1024 (auto))");
   auto single = make_backend<float>(BackendKind::Cuda, g);
   EXPECT_TRUE(single->prepare_fused_transforms());
   EXPECT_EQ(single->fused_transforms_note(),
             "not pruned (none outside 2048^2 to 8192^2 points in single (auto)); batched pairs (auto); callbacks none "
-            "in single precision (auto)");
+            "in single precision (auto); no row products (none below nx = 1024 (auto))");
   {
     CallbacksEnv batch_off("off", "CASCADE_FFT_BATCH");
     auto none = make_backend<float>(BackendKind::Cuda, g);
@@ -576,16 +622,23 @@ TEST(FusedTransforms, LevelsAndNotes) {
     return b->fused_transforms_note();
   };
   EXPECT_EQ(auto_note(0.0, 8192, 2560),
-            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above 4096^2 "
-            "points (auto)); kept-mode stores (auto)");
+            "pruned (for the row products); no batched pairs (none above 4096^2 points (auto)); callbacks none with "
+            "pruned transforms (auto); row products (auto)");
   EXPECT_EQ(auto_note(0.0, 16384, 4608),
             "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above 4096^2 "
-            "points (auto)); kept-mode loads and stores (auto)");
+            "points (auto)); kept-mode loads and stores (auto); no row products (none above nx = 8192 (auto))");
   EXPECT_EQ(auto_note(0.0, 4096, 2048),
-            "pruned (auto); batched pairs (auto); callbacks none with pruned transforms (auto)");
+            "pruned (auto); batched pairs (auto); callbacks none with pruned transforms (auto); row products (auto)");
   EXPECT_EQ(auto_note(0.0f, 8192, 4096),
             "pruned (auto); no batched pairs (none above 4096^2 points (auto)); callbacks none with pruned "
-            "transforms (auto)");
+            "transforms (auto); row products (auto)");
+  {  // the advective form has no row kernel, and keeps the transforms auto gives it without
+    auto b = make_backend<double>(BackendKind::Cuda, Grid(8192, 2560, 1.0, 1.0));
+    EXPECT_TRUE(b->prepare_fused_transforms(false));
+    EXPECT_EQ(b->fused_transforms_note(),
+              "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above "
+              "4096^2 points (auto)); kept-mode stores (auto); no row products (advective form)");
+  }
   // A choice that is not one is an input error, not a silent default.
   auto bad = make_backend<double>(BackendKind::Cuda, g);
   {

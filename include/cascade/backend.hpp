@@ -119,11 +119,14 @@ class Backend {
   //! by row instead: the passes over the kept columns, then each row's transforms and products
   //! in cache (CASCADE_FFT_PRUNE: auto, from 256^2 points; off; on). False where none are
   //! made (fused_transforms_note says why); results differ from the plain transforms' at
-  //! round-off only.
-  virtual bool prepare_fused_transforms() = 0;
+  //! round-off only. On one GPU, in Basdevant's form (`basdevant`: the form the solver runs;
+  //! the advective form has none), the passes over the rows and the products run as one kernel
+  //! (CASCADE_FFT_ROWS: auto, nx from 1024 to 8192; off; on; kernels/row_fft.cuh).
+  virtual bool prepare_fused_transforms(bool basdevant = true) = 0;
   //! What prepare_fused_transforms made, and why: e.g. "pruned (auto); batched pairs (auto);
-  //! callbacks none with pruned transforms (auto)", "not pruned (CASCADE_FFT_PRUNE=off); no
-  //! batched pairs (CASCADE_FFT_BATCH=off); callbacks off (CASCADE_FFT_CALLBACKS=off)", "pruned,
+  //! callbacks none with pruned transforms (auto); row products (auto)", "not pruned
+  //! (CASCADE_FFT_PRUNE=off); no batched pairs (CASCADE_FFT_BATCH=off); callbacks off
+  //! (CASCADE_FFT_CALLBACKS=off); no row products (CASCADE_FFT_PRUNE=off)", "pruned,
   //! row by row (auto; estimated plans)" (the CPU), "not made yet", "none on this backend".
   virtual std::string fused_transforms_note() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that

@@ -1,0 +1,376 @@
+//! @file The GPU step's evaluation row by row: the passes over the rows of a Basdevant
+//! evaluation's two inverse and two forward transforms and the products between them, in one
+//! kernel that keeps a row in shared memory (CudaExec::products_by_rows).
+//!
+//! A pruned 2D transform (kernels/fft_callbacks.cuh) is a batched 1D pass over the kept
+//! columns and one over the rows. Between the inverse transforms of u_hat, v_hat and the
+//! forward ones of the products, everything is row-local: the rows' C2R passes, the products
+//! u v and v^2 - u^2 (with the CFL maximum), and the rows' R2C passes. As separate passes they
+//! move the real fields u, v, uv, v^2 - u^2 through memory four times; here a row of the two
+//! spectra (kept columns) is read once and the row of the products' spectra written once.
+//!
+//! One row, length n = 2^m (512 <= n <= 16384, n/16 threads):
+//!   - the two real rows travel as one complex row z = u + i v: its spectrum is
+//!     Z[k] = A[k] + i B[k], Z[n-k] = conj(A[k]) + i conj(B[k]) (A, B the half spectra; the
+//!     imaginary parts of A[0], B[0] dropped, as a C2R transform does);
+//!   - the inverse FFT is decimation in frequency (radix 16, the first stage radix 2, 4 or 8
+//!     where m - 4 is not a multiple of 4), in place in shared memory, so that it leaves z in
+//!     digit-reversed order; the products are pointwise and do not care;
+//!   - the forward FFT of w = uv + i (v^2 - u^2) runs the same stages backwards (decimation in
+//!     time, conjugate twiddles), from digit-reversed order back to natural order:
+//!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
+//!   - the last inverse stage, the products and the first forward stage are one pass in
+//!     registers (each thread holds 16 consecutive points of z);
+//!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
+//!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements).
+//! The stages are CASCADE_HD functions of (row buffer, butterfly index), so that the host can
+//! run the same arithmetic thread by thread (tests/test_row_fft.cpp) against a plain DFT.
+#pragma once
+
+#include <cstddef>
+
+#include "cascade/types.hpp"
+#include "kernels/reduction_ops.cuh"
+
+//! Full unrolling of the small loops on the device (the host compiler, for the tests, decides).
+#if defined(__CUDA_ARCH__)
+#define CASCADE_UNROLL _Pragma("unroll")
+#else
+#define CASCADE_UNROLL
+#endif
+
+namespace cascade {
+namespace row_fft {
+
+template <class Real>
+using Cx = Complex<Real>;
+
+template <class Real>
+CASCADE_HD inline Cx<Real> add(Cx<Real> a, Cx<Real> b) {
+  return {a.re + b.re, a.im + b.im};
+}
+template <class Real>
+CASCADE_HD inline Cx<Real> sub(Cx<Real> a, Cx<Real> b) {
+  return {a.re - b.re, a.im - b.im};
+}
+template <class Real>
+CASCADE_HD inline Cx<Real> mul(Cx<Real> a, Cx<Real> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class Real>
+CASCADE_HD inline Cx<Real> mul_conj(Cx<Real> a, Cx<Real> b) {  // a conj(b)
+  return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
+}
+
+//! The padded position of element i of a row in shared memory.
+CASCADE_HD inline int pad(int i) { return i + (i >> 4); }
+//! Elements of shared memory a row of n takes.
+CASCADE_HD inline int padded_size(int n) { return n + (n >> 4); }
+
+//! cos and sin of 2 pi m / 16, m = 0..7 (constants once m is: no table in memory).
+CASCADE_HD inline double root16_cos(int m) {
+  return m == 0 ? 1.0
+         : m == 1 ? 0.92387953251128675613
+         : m == 2 ? 0.70710678118654752440
+         : m == 3 ? 0.38268343236508977173
+         : m == 4 ? 0.0
+         : m == 5 ? -0.38268343236508977173
+         : m == 6 ? -0.70710678118654752440
+                  : -0.92387953251128675613;
+}
+CASCADE_HD inline double root16_sin(int m) { return root16_cos(m < 4 ? 4 - m : m - 4); }
+
+//! x * exp(SIGN 2 pi i m / 16), with the trivial factors exact.
+template <int SIGN, class Real>
+CASCADE_HD inline Cx<Real> rotate16(Cx<Real> x, int m) {
+  if (m == 0) return x;
+  if (m == 4) return SIGN > 0 ? Cx<Real>{-x.im, x.re} : Cx<Real>{x.im, -x.re};
+  const Real c = Real(root16_cos(m)), s = Real(SIGN > 0 ? root16_sin(m) : -root16_sin(m));
+  return {x.re * c - x.im * s, x.re * s + x.im * c};
+}
+
+template <int R>
+constexpr int log2_of() {
+  return R == 2 ? 1 : R == 4 ? 2 : R == 8 ? 3 : 4;
+}
+
+//! Bit reversal of q in [0, R).
+template <int R>
+CASCADE_HD constexpr int bit_reverse(int q) {
+  int r = 0;
+  CASCADE_UNROLL
+  for (int b = 0; b < log2_of<R>(); ++b) r = (r << 1) | ((q >> b) & 1);
+  return r;
+}
+
+//! The unnormalised DFT of R = 2, 4, 8 or 16 points in registers, exponent sign SIGN:
+//! X[q] = sum_j x[j] exp(SIGN 2 pi i j q / R), left in bit-reversed order: X[q] in
+//! x[bit_reverse<R>(q)] (every index a constant once the loops are unrolled).
+template <int R, int SIGN, class Real>
+CASCADE_HD inline void dft(Cx<Real> (&x)[R]) {
+  CASCADE_UNROLL
+  for (int st = 0; st < log2_of<R>(); ++st) {
+    const int h = R >> (st + 1);  // butterflies of span h, twiddles of order 2h
+    CASCADE_UNROLL
+    for (int i = 0; i < R / 2; ++i) {
+      const int lo = (i / h) * 2 * h + i % h, hi = lo + h;
+      const Cx<Real> a = x[lo], b = x[hi];
+      x[lo] = add(a, b);
+      x[hi] = rotate16<SIGN>(sub(a, b), (i % h) * (16 / (2 * h)));
+    }
+  }
+}
+
+//! x[q] *= exp(SIGN 2 pi i n1 q / L), q = 1..R-1, from the table tw[k] = exp(2 pi i k / n)
+//! (n: the row's length, L divides it), step = n / L: every fourth factor from the table, the
+//! three after it by products.
+template <int R, int SIGN, class Real>
+CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], const Cx<Real>* tw, int n, int step, int n1) {
+  const int mask = n - 1;
+  const Cx<Real> w1 = tw[(n1 * step) & mask];
+  Cx<Real> w = w1;
+CASCADE_UNROLL
+  for (int q = 1; q < R; ++q) {
+    if (q > 1) w = (q % 4 == 0) ? tw[(n1 * step * q) & mask] : mul(w, w1);
+    x[q] = SIGN > 0 ? mul(x[q], w) : mul_conj(x[q], w);
+  }
+}
+
+//! Butterfly t of a decimation-in-frequency stage (exponent +1: the inverse transform) over
+//! blocks of length L = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
+template <int R, class Real>
+CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+  const int M = L / R;
+  const int n1 = t & (M - 1);
+  const int base = (t / M) * L + n1;
+  Cx<Real> x[R];
+CASCADE_UNROLL
+  for (int j = 0; j < R; ++j) x[j] = s[pad(base + M * j)];
+  dft<R, +1>(x);
+  Cx<Real> y[R];
+CASCADE_UNROLL
+  for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
+  if (M > 1) twiddle<R, +1>(y, tw, n, n / L, n1);
+CASCADE_UNROLL
+  for (int q = 0; q < R; ++q) s[pad(base + M * q)] = y[q];
+}
+
+//! Butterfly t of the decimation-in-time stage (exponent -1: the forward transform) that
+//! undoes dif_butterfly's stage of the same L (times R): conjugate twiddles, then the DFT.
+template <int R, class Real>
+CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+  const int M = L / R;
+  const int n1 = t & (M - 1);
+  const int base = (t / M) * L + n1;
+  Cx<Real> x[R];
+CASCADE_UNROLL
+  for (int q = 0; q < R; ++q) x[q] = s[pad(base + M * q)];
+  if (M > 1) twiddle<R, -1>(x, tw, n, n / L, n1);
+  dft<R, -1>(x);
+CASCADE_UNROLL
+  for (int j = 0; j < R; ++j) s[pad(base + M * j)] = x[bit_reverse<R>(j)];
+}
+
+template <bool kInverse, int R, class Real>
+CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+  if constexpr (kInverse) dif_butterfly<R>(s, tw, n, L, t);
+  else dit_butterfly<R>(s, tw, n, L, t);
+}
+
+//! The radix (as log2) of the first stage of a transform of 2^m points: the stages after it
+//! are radix 16, the last of them the pass in registers.
+CASCADE_HD inline int first_stage_bits(int m) { return (m - 4) % 4; }
+
+//! Dispatch a stage of radix 2^bits (1..4) of a transform of `len` points over the
+//! butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw, twiddle).
+template <bool kInverse, class Real>
+CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int L, int t0, int dt) {
+  const int count = len >> bits;
+  switch (bits) {
+    case 1:
+      for (int t = t0; t < count; t += dt) butterfly<kInverse, 2>(s, tw, nt, L, t);
+      break;
+    case 2:
+      for (int t = t0; t < count; t += dt) butterfly<kInverse, 4>(s, tw, nt, L, t);
+      break;
+    case 3:
+      for (int t = t0; t < count; t += dt) butterfly<kInverse, 8>(s, tw, nt, L, t);
+      break;
+    default:
+      for (int t = t0; t < count; t += dt) butterfly<kInverse, 16>(s, tw, nt, L, t);
+      break;
+  }
+}
+
+//! The middle pass, butterfly t (16 consecutive points): the last inverse stage, Basdevant's
+//! products of z = u + i v into w = u v + i (v^2 - u^2), and the first forward stage. Returns
+//! the largest CFL speed of the 16 points (NaN-propagating).
+template <class Real>
+CASCADE_HD inline Real middle(Cx<Real>* s, int t, CflSpeed<Real> speed) {
+  const int base = 16 * t;
+  Cx<Real> x[16];
+CASCADE_UNROLL
+  for (int j = 0; j < 16; ++j) x[j] = s[pad(base + j)];
+  dft<16, +1>(x);  // bit-reversed order: the products do not mind
+  const MaxOp<Real> op;
+  Real rate = MaxOp<Real>::identity();
+CASCADE_UNROLL
+  for (int j = 0; j < 16; ++j) {
+    const Real u = x[j].re, v = x[j].im;
+    rate = op(rate, speed(u, v));
+    x[j] = {u * v, v * v - u * u};
+  }
+  // Back to the order the DIT pass reads: point q of the block was x[bit_reverse(q)].
+  Cx<Real> y[16];
+CASCADE_UNROLL
+  for (int q = 0; q < 16; ++q) y[q] = x[bit_reverse<16>(q)];
+  dft<16, -1>(y);
+CASCADE_UNROLL
+  for (int j = 0; j < 16; ++j) s[pad(base + j)] = y[bit_reverse<16>(j)];
+  return rate;
+}
+
+//! Load phase, column k (0 <= k < kept): A[k], B[k] placed in Z[k] and Z[n-k]. The columns
+//! kept..n-kept of Z are zero (zero_gap).
+template <class Real>
+CASCADE_HD inline void place_column(Cx<Real>* s, Cx<Real> A, Cx<Real> B, int n, int k) {
+  if (k == 0) {
+    s[pad(0)] = {A.re, B.re};
+    return;
+  }
+  s[pad(k)] = {A.re - B.im, A.im + B.re};
+  s[pad(n - k)] = {A.re + B.im, B.re - A.im};
+}
+template <class Real>
+CASCADE_HD inline void zero_gap(Cx<Real>* s, int kept, int i) {
+  s[pad(kept + i)] = {Real(0), Real(0)};
+}
+
+//! A spectrum value of the row z = u + i v: Z[k] from the half spectra A, B (kept columns).
+template <class Real>
+CASCADE_HD inline Cx<Real> z_spectrum(const Cx<Real>* a_row, const Cx<Real>* b_row, int n, int kept, int k) {
+  if (k == 0) return {a_row[0].re, b_row[0].re};
+  if (k < kept) {
+    const Cx<Real> A = a_row[k], B = b_row[k];
+    return {A.re - B.im, A.im + B.re};
+  }
+  if (k > n - kept) {
+    const Cx<Real> A = a_row[n - k], B = b_row[n - k];
+    return {A.re + B.im, B.re - A.im};
+  }
+  return {Real(0), Real(0)};
+}
+
+//! One row, all phases, as thread t0 of dt runs them with a barrier after each: the kernel's
+//! body (row_products_kernel), and the host's emulation of it (tests/test_fft.cpp).
+//!
+//! A row longer than the transform shared memory holds (2^m points, split = n / 2^m > 1) is
+//! done in `split` parts: the first inverse stage, of radix split over the whole row, is
+//! folded into the loads (part q of the digit-reversed order, y_q[j] = sum_r Z[j + r M]
+//! exp(2 pi i q (j + r M) / n), M = 2^m, from the row's spectra in global memory, read once a
+//! part), so that each part is an inverse transform of M points, the products, and the forward
+//! transform back; the parts but the last wait in `spill` (global memory, the block's own; it
+//! stays in L2), and the last forward stage, radix split again, is folded into the stores:
+//! W[k] = sum_q exp(-2 pi i q k / n) w_q[k mod M].
+template <class Real>
+struct RowPhases {
+  int n;      //!< points in a row, a power of two
+  int m;      //!< log2 of the points of the transform in shared memory (n, or n / split)
+  int kept;   //!< kept columns (kx < kept)
+  Cx<Real>* s;
+  const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
+  CflSpeed<Real> speed;
+  Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
+
+  CASCADE_HD int split() const { return n >> m; }
+  CASCADE_HD int inverse_stages() const { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
+  //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
+  //! stages, and (all parts but the last) the spill; then the store, once.
+  CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3; }
+  CASCADE_HD int count() const { return split() * part_phases() + 1; }
+
+  //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.
+  CASCADE_HD Real run(int p, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in, Cx<Real>* a_out,
+                      Cx<Real>* b_out) const {
+    const int S = split(), len = 1 << m, a = inverse_stages(), b0 = first_stage_bits(m);
+    if (p == count() - 1) {
+      store(t0, dt, a_out, b_out);
+      return MaxOp<Real>::identity();
+    }
+    const int q = p / part_phases(), r = p % part_phases();
+    if (r == 0) {
+      load(q, t0, dt, a_in, b_in);
+    } else if (r <= a) {  // inverse stage i: block length L
+      const int i = r - 1;
+      const int bits = (b0 && i == 0) ? b0 : 4;
+      const int L = (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
+      stage<true>(bits, s, tw, n, len, L, t0, dt);
+    } else if (r == a + 1) {
+      Real rate = MaxOp<Real>::identity();
+      const MaxOp<Real> op;
+      for (int t = t0; t < len / 16; t += dt) rate = op(rate, middle(s, t, speed));
+      return rate;
+    } else if (r <= 2 * a + 1) {  // forward stages, the inverse ones backwards
+      const int i = 2 * a + 1 - r;  // the inverse stage it undoes
+      const int bits = (b0 && i == 0) ? b0 : 4;
+      const int L = (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
+      stage<false>(bits, s, tw, n, len, L, t0, dt);
+    } else if (q < S - 1) {  // the part waits in the spill area
+      for (int j = t0; j < len; j += dt) spill[q * len + j] = s[pad(j)];
+    }
+    return MaxOp<Real>::identity();
+  }
+
+ private:
+  CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
+    if (split() == 1) {
+      // Four columns' loads in flight a thread before the first is placed.
+      for (int k0 = t0; k0 < kept; k0 += 4 * dt) {
+        Cx<Real> A[4], B[4];
+        CASCADE_UNROLL
+        for (int u = 0; u < 4; ++u) {
+          const int k = k0 + u * dt;
+          if (k < kept) {
+            A[u] = a_in[k];
+            B[u] = b_in[k];
+          }
+        }
+        CASCADE_UNROLL
+        for (int u = 0; u < 4; ++u)
+          if (k0 + u * dt < kept) place_column(s, A[u], B[u], n, k0 + u * dt);
+      }
+      for (int i = t0; i < n - 2 * kept + 1; i += dt) zero_gap(s, kept, i);
+      return;
+    }
+    const int len = 1 << m;
+    for (int j = t0; j < len; j += dt) {
+      Cx<Real> y{Real(0), Real(0)};
+      for (int r = 0; r < split(); ++r) {
+        const int k = j + r * len;
+        if (k >= kept && k <= n - kept) continue;  // removed: zero
+        y = add(y, mul(z_spectrum(a_in, b_in, n, kept, k), tw[(q * k) & (n - 1)]));
+      }
+      s[pad(j)] = y;
+    }
+  }
+  //! W[k] for the store: the part in shared memory (the last) and the spilled ones.
+  CASCADE_HD Cx<Real> spectrum(int k) const {
+    const int len = 1 << m, S = split();
+    if (S == 1) return s[pad(k)];
+    const int j = k & (len - 1);
+    Cx<Real> w = mul_conj(s[pad(j)], tw[((S - 1) * k) & (n - 1)]);
+    for (int q = 0; q < S - 1; ++q) w = add(w, mul_conj(spill[q * len + j], tw[(q * k) & (n - 1)]));
+    return w;
+  }
+  CASCADE_HD void store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
+    const Real half = Real(0.5);
+    for (int k = t0; k < kept; k += dt) {
+      const Cx<Real> w = spectrum(k), r = spectrum((n - k) & (n - 1));
+      a_out[k] = {half * (w.re + r.re), half * (w.im - r.im)};
+      b_out[k] = {half * (w.im + r.im), half * (r.re - w.re)};
+    }
+  }
+};
+
+}  // namespace row_fft
+}  // namespace cascade
