@@ -9,7 +9,8 @@
 //! move the real fields u, v, uv, v^2 - u^2 through memory four times; here a row of the two
 //! spectra (kept columns) is read once and the row of the products' spectra written once.
 //!
-//! One row, length n = 2^m (512 <= n <= 16384, n/16 threads):
+//! One row, length n = 2^m (16 <= n <= 8192 in shared memory, longer rows in parts: RowPhases;
+//! a sixteenth as many threads as points, 32 at least):
 //!   - the two real rows travel as one complex row z = u + i v: its spectrum is
 //!     Z[k] = A[k] + i B[k], Z[n-k] = conj(A[k]) + i conj(B[k]) (A, B the half spectra; the
 //!     imaginary parts of A[0], B[0] dropped, as a C2R transform does);
