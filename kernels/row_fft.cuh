@@ -139,11 +139,18 @@ CASCADE_UNROLL
 
 //! Butterfly t of a decimation-in-frequency stage (exponent +1: the inverse transform) over
 //! blocks of length L = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
+//! Where butterfly t of a radix-R stage over blocks of length L = R M starts: n1 = t mod M
+//! within its block, base = its block's start + n1; its points are base + M j.
+template <int R>
+struct ButterflyPlace {
+  int M, n1, base;
+  CASCADE_HD ButterflyPlace(int L, int t) : M(L / R), n1(t & (L / R - 1)), base((t / (L / R)) * L + (t & (L / R - 1))) {}
+};
+
 template <int R, class Real>
 CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  const int M = L / R;
-  const int n1 = t & (M - 1);
-  const int base = (t / M) * L + n1;
+  const ButterflyPlace<R> b(L, t);
+  const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) x[j] = s[pad(base + M * j)];
@@ -160,9 +167,8 @@ CASCADE_UNROLL
 //! undoes dif_butterfly's stage of the same L (times R): conjugate twiddles, then the DFT.
 template <int R, class Real>
 CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  const int M = L / R;
-  const int n1 = t & (M - 1);
-  const int base = (t / M) * L + n1;
+  const ButterflyPlace<R> b(L, t);
+  const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) x[q] = s[pad(base + M * q)];
@@ -233,14 +239,23 @@ CASCADE_UNROLL
 
 //! Load phase, column k (0 <= k < kept): A[k], B[k] placed in Z[k] and Z[n-k]. The columns
 //! kept..n-kept of Z are zero (zero_gap).
+//! Z[k] = A + i B and Z[n-k] = conj(A) + i conj(B) for the column k > 0 of the half spectra.
+template <class Real>
+CASCADE_HD inline Cx<Real> z_positive(Cx<Real> A, Cx<Real> B) {
+  return {A.re - B.im, A.im + B.re};
+}
+template <class Real>
+CASCADE_HD inline Cx<Real> z_negative(Cx<Real> A, Cx<Real> B) {
+  return {A.re + B.im, B.re - A.im};
+}
 template <class Real>
 CASCADE_HD inline void place_column(Cx<Real>* s, Cx<Real> A, Cx<Real> B, int n, int k) {
   if (k == 0) {
     s[pad(0)] = {A.re, B.re};
     return;
   }
-  s[pad(k)] = {A.re - B.im, A.im + B.re};
-  s[pad(n - k)] = {A.re + B.im, B.re - A.im};
+  s[pad(k)] = z_positive(A, B);
+  s[pad(n - k)] = z_negative(A, B);
 }
 template <class Real>
 CASCADE_HD inline void zero_gap(Cx<Real>* s, int kept, int i) {
@@ -251,14 +266,8 @@ CASCADE_HD inline void zero_gap(Cx<Real>* s, int kept, int i) {
 template <class Real>
 CASCADE_HD inline Cx<Real> z_spectrum(const Cx<Real>* a_row, const Cx<Real>* b_row, int n, int kept, int k) {
   if (k == 0) return {a_row[0].re, b_row[0].re};
-  if (k < kept) {
-    const Cx<Real> A = a_row[k], B = b_row[k];
-    return {A.re - B.im, A.im + B.re};
-  }
-  if (k > n - kept) {
-    const Cx<Real> A = a_row[n - k], B = b_row[n - k];
-    return {A.re + B.im, B.re - A.im};
-  }
+  if (k < kept) return z_positive(a_row[k], b_row[k]);
+  if (k > n - kept) return z_negative(a_row[n - k], b_row[n - k]);
   return {Real(0), Real(0)};
 }
 
@@ -293,7 +302,7 @@ struct RowPhases {
   //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.
   CASCADE_HD Real run(int p, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in, Cx<Real>* a_out,
                       Cx<Real>* b_out) const {
-    const int S = split(), len = 1 << m, a = inverse_stages(), b0 = first_stage_bits(m);
+    const int S = split(), len = 1 << m, a = inverse_stages();
     if (p == count() - 1) {
       store(t0, dt, a_out, b_out);
       return MaxOp<Real>::identity();
@@ -301,21 +310,15 @@ struct RowPhases {
     const int q = p / part_phases(), r = p % part_phases();
     if (r == 0) {
       load(q, t0, dt, a_in, b_in);
-    } else if (r <= a) {  // inverse stage i: block length L
-      const int i = r - 1;
-      const int bits = (b0 && i == 0) ? b0 : 4;
-      const int L = (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
-      stage<true>(bits, s, tw, n, len, L, t0, dt);
+    } else if (r <= a) {  // inverse stage r - 1
+      stage<true>(stage_bits(r - 1), s, tw, n, len, stage_length(r - 1), t0, dt);
     } else if (r == a + 1) {
       Real rate = MaxOp<Real>::identity();
       const MaxOp<Real> op;
       for (int t = t0; t < len / 16; t += dt) rate = op(rate, middle(s, t, speed));
       return rate;
-    } else if (r <= 2 * a + 1) {  // forward stages, the inverse ones backwards
-      const int i = 2 * a + 1 - r;  // the inverse stage it undoes
-      const int bits = (b0 && i == 0) ? b0 : 4;
-      const int L = (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
-      stage<false>(bits, s, tw, n, len, L, t0, dt);
+    } else if (r <= 2 * a + 1) {  // forward stages: each undoes inverse stage 2a + 1 - r
+      stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_length(2 * a + 1 - r), t0, dt);
     } else if (q < S - 1) {  // the part waits in the spill area
       for (int j = t0; j < len; j += dt) spill[q * len + j] = s[pad(j)];
     }
@@ -323,6 +326,15 @@ struct RowPhases {
   }
 
  private:
+  //! Inverse stage i (before the middle): its radix as log2, and its block length.
+  CASCADE_HD int stage_bits(int i) const {
+    const int b0 = first_stage_bits(m);
+    return (b0 && i == 0) ? b0 : 4;
+  }
+  CASCADE_HD int stage_length(int i) const {
+    const int b0 = first_stage_bits(m), len = 1 << m;
+    return (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
+  }
   CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
     if (split() == 1) {
       // Four columns' loads in flight a thread before the first is placed.
