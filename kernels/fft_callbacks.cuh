@@ -7,6 +7,8 @@
 //!   - where the inverse (C2R) transforms of an evaluation's inputs load the kept modes alone
 //!     and read the others as zero (load callback), nothing needs to write those zeros either:
 //!     the fused stage then leaves the removed modes alone (FusedStage::skip_removed).
+//! The complex pairs' transforms (one complex 2D transform of u + i v each way) take the same
+//! callbacks over their full spectrum (keeps_full).
 //! The pruned transforms (two 1D passes, the removed columns skipped) take the same callbacks
 //! in their passes over the kept columns, and in their passes over the rows, callbacks that
 //! store or load the kept columns alone (all rows of them: the columns' pass needs them).
@@ -26,6 +28,7 @@ struct TransformCallbackParams {
   SpectralShape<Real> shape;
   DealiasMask<Real> mask;
   std::size_t field;  //!< modes in a field: a batched plan's offsets run on into the next field
+  double inv_nx = 0;  //!< 1 / nx: the row of a complex pair's offset (keeps_full)
 
   //! Whether the mode at flat index `offset` of the half spectrum (of any field of a batch)
   //! survives the dealiasing.
@@ -42,6 +45,17 @@ struct TransformCallbackParams {
     int i, j;
     shape.mode(std::size_t(offset), i, j);
     return !shape.nyquist_x(i) && (!mask.two_thirds || 3 * i < shape.nx);
+  }
+  //! Whether the element at `offset` of a complex pair's full spectrum (ny x nx, one field;
+  //! ns_ops.cuh PackedLayout) is a mode the dealiasing keeps: column c holds kx = c, or
+  //! c - nx past nx/2, and the mask is even in kx.
+  CASCADE_HD bool keeps_full(unsigned long long offset) const {
+    const std::size_t nx = std::size_t(shape.nx);
+    std::size_t row = static_cast<std::size_t>(double(offset) * inv_nx);
+    if (row * nx > offset) --row;
+    else if ((row + 1) * nx <= offset) ++row;
+    const int c = static_cast<int>(offset - row * nx);
+    return mask.keep(shape, 2 * c <= shape.nx ? c : shape.nx - c, static_cast<int>(row));
   }
 };
 

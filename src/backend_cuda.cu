@@ -214,6 +214,9 @@ struct CufftTypes<double> {
   static constexpr const char* store_kept = "cascade_store_kept_z";
   static constexpr const char* load_kept_columns = "cascade_load_kept_columns_z";
   static constexpr const char* store_kept_columns = "cascade_store_kept_columns_z";
+  static constexpr const char* load_kept_full = "cascade_load_kept_full_z";
+  static constexpr const char* store_kept_full = "cascade_store_kept_full_z";
+  static constexpr const char* store_products = "cascade_store_products_z";
   static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX_DOUBLE;
   static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX_DOUBLE;
   static cufftResult exec_r2c(cufftHandle p, const double* in, Complex<double>* out) {
@@ -226,6 +229,10 @@ struct CufftTypes<double> {
     auto* d = reinterpret_cast<cufftDoubleComplex*>(data);
     return cufftExecZ2Z(p, d, d, direction);
   }
+  static cufftResult exec_c2c(cufftHandle p, const Complex<double>* in, Complex<double>* out, int direction) {
+    auto* i = reinterpret_cast<cufftDoubleComplex*>(const_cast<Complex<double>*>(in));
+    return cufftExecZ2Z(p, i, reinterpret_cast<cufftDoubleComplex*>(out), direction);
+  }
 };
 template <>
 struct CufftTypes<float> {
@@ -236,6 +243,9 @@ struct CufftTypes<float> {
   static constexpr const char* store_kept = "cascade_store_kept_c";
   static constexpr const char* load_kept_columns = "cascade_load_kept_columns_c";
   static constexpr const char* store_kept_columns = "cascade_store_kept_columns_c";
+  static constexpr const char* load_kept_full = "cascade_load_kept_full_c";
+  static constexpr const char* store_kept_full = "cascade_store_kept_full_c";
+  static constexpr const char* store_products = "cascade_store_products_c";
   static constexpr cufftXtCallbackType load_complex = CUFFT_CB_LD_COMPLEX;
   static constexpr cufftXtCallbackType store_complex = CUFFT_CB_ST_COMPLEX;
   static cufftResult exec_r2c(cufftHandle p, const float* in, Complex<float>* out) {
@@ -247,6 +257,10 @@ struct CufftTypes<float> {
   static cufftResult exec_c2c(cufftHandle p, Complex<float>* data, int direction) {
     auto* d = reinterpret_cast<cufftComplex*>(data);
     return cufftExecC2C(p, d, d, direction);
+  }
+  static cufftResult exec_c2c(cufftHandle p, const Complex<float>* in, Complex<float>* out, int direction) {
+    auto* i = reinterpret_cast<cufftComplex*>(const_cast<Complex<float>*>(in));
+    return cufftExecC2C(p, i, reinterpret_cast<cufftComplex*>(out), direction);
   }
 };
 
@@ -504,26 +518,64 @@ class CudaExec {
   //! fused_note() saying why, when none are asked for or cuFFT refuses them: the plain
   //! transforms then run, one field at a time.
   bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask, bool basdevant) {
-    if (fused_tried_) return pruned_ || fused_level_ > 0 || pairs_;
+    if (fused_tried_) return pruned_ || fused_level_ > 0 || pairs_ || packed_;
     fused_tried_ = true;
     std::string why_pruned = choose_pruned(mask);
     const std::string why_rows = choose_rows(mask, basdevant);
+    const std::string why_packed = choose_packed(basdevant);
+    if (packed_) {  // the step's transforms are the complex pairs', with the level's callbacks
+      pruned_ = false;
+      rows_ = false;
+      pairs_ = false;
+      const std::string why_level = choose_fused_level();
+      fused_note_ = "complex pairs (" + why_packed + "); " + callbacks_note(why_level);
+      return make_step_plans(shape, mask);
+    }
     if (rows_ && !pruned_) {
       pruned_ = true;  // the row kernel runs between the pruned transforms' passes over the columns
       why_pruned = "for the row products";
     }
     const std::string why_level = choose_fused_level();
     const std::string why_pairs = choose_pairs();
-    const std::string callbacks = fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
-                                  : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
-                                                      : "callbacks " + why_level;
+    const std::string callbacks = callbacks_note(why_level);
     fused_note_ = (pruned_ ? "pruned (" : "not pruned (") + why_pruned + "); " +
                   (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks + "; " +
-                  (rows_ ? "row products (" : "no row products (") + why_rows + ")";
+                  (rows_ ? "row products (" : "no row products (") + why_rows + ")" +
+                  (why_packed.empty() ? "" : "; no complex pairs (" + why_packed + ")");
     if (!pruned_ && fused_level_ == 0 && !pairs_) return false;
+    return make_step_plans(shape, mask);
+  }
+  std::string callbacks_note(const std::string& why_level) const {
+    return fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
+           : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
+                               : "callbacks " + why_level;
+  }
+  //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
+  //! them alone too (and the fused stage leaves the removed modes alone).
+  int fused_level() const { return fused_level_; }
+  bool has_pairs() const { return pairs_; }
+  std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
+
+  //! Whether Basdevant's evaluation runs as complex pairs (packed_inverse, packed_forward).
+  bool has_packed() const { return packed_; }
+  //! The complex pair's inverse transform: from the full spectrum p of u + i v (a spectral
+  //! pair's memory), out of place, straight to Basdevant's products u v + i (v^2 - u^2) in z (a
+  //! real pair's memory; a store callback forms them as the transform stores u + i v: they
+  //! take no pass of their own); and the forward transform back.
+  void packed_inverse(const Cplx* p, Cplx* z) const {
+    CASCADE_CUFFT_CHECK(T::exec_c2c(pair_inverse_, p, z, CUFFT_INVERSE));
+  }
+  void packed_forward(const Cplx* z, Cplx* p) const {
+    CASCADE_CUFFT_CHECK(T::exec_c2c(pair_forward_, z, p, CUFFT_FORWARD));
+  }
+
+ private:
+  //! The plans of the choices prepare_fused made (and the callbacks' parameters); on failure
+  //! none of them, the plain transforms, and a note that says why.
+  bool make_step_plans(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
     if (fused_level_ > 0) {
       CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
-      const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1)};
+      const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1), 1.0 / double(nx_)};
       CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
     }
     std::string failed;
@@ -534,6 +586,7 @@ class CudaExec {
       fused_level_ = 0;
       pairs_ = false;
       rows_ = false;
+      packed_ = false;
       fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
       std::fprintf(stderr, "cascade: the step's cuFFT plans are %s; it runs on the plain transforms\n",
                    fused_note_.c_str());
@@ -542,12 +595,8 @@ class CudaExec {
     if (rows_) prepare_rows();
     return true;
   }
-  //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
-  //! them alone too (and the fused stage leaves the removed modes alone).
-  int fused_level() const { return fused_level_; }
-  bool has_pairs() const { return pairs_; }
-  std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
 
+ public:
   //! Whether Basdevant's evaluation runs row by row (step_row_products).
   bool has_row_products() const { return rows_; }
   //! Basdevant's evaluation between the spectra a, b of u and v (scaled for the inverse) and
@@ -671,6 +720,37 @@ class CudaExec {
     if (v == "auto" && nx_ > 8192) return "none above nx = 8192 (auto)";
     rows_ = true;
     return v == "on" ? "CASCADE_FFT_ROWS=on" : "auto";
+  }
+  //! Complex pairs, from CASCADE_FFT_COMPLEX: off, on, or auto (unset): in Basdevant's form
+  //! (the advective form's four inputs and one product do not pair so), where the row kernel
+  //! does not run, from 16384^2 points in double, and where the complex plan's work area (twice
+  //! a real one's) fits beside the fields. u + i v goes through one complex 2D transform each way
+  //! (47.3 ms on an H100 at 32768^2 in double, against 57.2 for the two real ones; 11.2 against
+  //! 11.9 at 16384^2), the inverse stores the products u v + i (v^2 - u^2) in place of u + i v
+  //! (a store callback: the product kernel's pass is gone), the CFL maximum reads them, and the
+  //! level's kept-mode callbacks apply to the full spectrum. `cascade bench step`, double: rk4
+  //! at 16384^2 102.7 ms against 112.4 with the real transforms and callbacks; rk3 at 32768^2
+  //! 319.7 against 410.6. Returns the reason, or nothing where the note need not say (auto or
+  //! off, not made).
+  std::string choose_packed(bool basdevant) {
+    const std::string v = env_choice("CASCADE_FFT_COMPLEX", {"auto", "off", "on"});
+    packed_ = false;
+    if (v == "off") return "";
+    if (v == "on") {
+      if (!basdevant) return "advective form, CASCADE_FFT_COMPLEX=on";
+      if (rows_) return "the row products run, CASCADE_FFT_COMPLEX=on";
+      packed_ = true;
+      return "CASCADE_FFT_COMPLEX=on";
+    }
+    if (!basdevant || rows_ || sizeof(Real) != sizeof(double)) return "";
+    if (double(nx_) * double(ny_) < kPackedMinPoints) return "";
+    std::size_t need = 0, free = 0, total = 0;
+    if (cufftEstimate2d(ny_, nx_, T::c2c, &need) != CUFFT_SUCCESS) return "";
+    CASCADE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    const std::size_t margin = std::size_t(256) << 20;
+    if (need > work_bytes_ && need - work_bytes_ + margin > free) return "";  // stays with the real transforms
+    packed_ = true;
+    return "auto";
   }
   //! The row kernel's twiddle table exp(2 pi i k / nx), its shared memory and its grid: as many
   //! blocks as fit on the GPU at once (each loops over rows), no more than there are rows.
@@ -811,6 +891,31 @@ class CudaExec {
             what);
       need = std::max(need, work);
     };
+    // A complex pair's 2D plan: the inverse with a load callback at level 2 and the store
+    // callback of the products, the forward with a store callback from level 1 (a plan of each
+    // direction, as the callbacks differ).
+    auto pair_plan = [&](cufftHandle& p, bool forward) {
+      if (r != CUFFT_SUCCESS) return;
+      const char* what = forward ? "complex pair forward plan" : "complex pair inverse plan";
+      check(cufftCreate(&p), what);
+      check(cufftSetAutoAllocation(p, 0), what);
+      if (forward ? fused_level_ >= 1 : fused_level_ >= 2)
+        check(cufftXtSetJITCallback(p, forward ? T::store_kept_full : T::load_kept_full, cascade_fft_callbacks,
+                                    sizeof(cascade_fft_callbacks), forward ? T::store_complex : T::load_complex,
+                                    cb_info_),
+              what);
+      if (!forward)
+        check(cufftXtSetJITCallback(p, T::store_products, cascade_fft_callbacks, sizeof(cascade_fft_callbacks),
+                                    T::store_complex, cb_info_),
+              what);
+      std::size_t work = 0;
+      check(cufftMakePlan2d(p, ny_, nx_, T::c2c, &work), what);
+      need = std::max(need, work);
+    };
+    if (packed_) {
+      pair_plan(pair_inverse_, false);
+      pair_plan(pair_forward_, true);
+    }
     if (pruned_) {
       const long long nxh = nx_ / 2 + 1, nx = nx_;
       const long long kept_columns = (nx_ - 1) / 3 + 1;  // kx = 0 .. kx with 3 kx < nx (DealiasMask)
@@ -856,7 +961,8 @@ class CudaExec {
       if (inverse_) CASCADE_CUFFT_CHECK(cufftSetWorkArea(inverse_, d_work_));
     }
     for (cufftHandle p : {forward_kept_, inverse_kept_, forward_pair_, inverse_pair_, rows_r2c_, rows_c2r_,
-                          rows_r2c_pair_, rows_c2r_pair_, columns_forward_, columns_inverse_}) {
+                          rows_r2c_pair_, rows_c2r_pair_, columns_forward_, columns_inverse_, pair_inverse_,
+                          pair_forward_}) {
       if (!p) continue;
       if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p, d_work_);
       if (r == CUFFT_SUCCESS) r = cufftSetStream(p, stream_);
@@ -866,7 +972,8 @@ class CudaExec {
   }
   void destroy_fused_plans() {
     for (cufftHandle* p : {&forward_kept_, &inverse_kept_, &forward_pair_, &inverse_pair_, &rows_r2c_, &rows_c2r_,
-                           &rows_r2c_pair_, &rows_c2r_pair_, &columns_forward_, &columns_inverse_}) {
+                           &rows_r2c_pair_, &rows_c2r_pair_, &columns_forward_, &columns_inverse_, &pair_inverse_,
+                           &pair_forward_}) {
       if (*p) cufftDestroy(*p);
       *p = 0;
     }
@@ -919,6 +1026,12 @@ class CudaExec {
   //! The longest transform the row kernel does in shared memory: 2^13 points (139 KiB in
   //! double); longer rows go in parts (RowPhases).
   static constexpr int kRowLog2Max = 13;
+  // Complex pairs (prepare_fused): complex 2D plans of the whole grid, a direction each.
+  cufftHandle pair_inverse_ = 0;  //!< stores u v + i (v^2 - u^2) (a store callback)
+  cufftHandle pair_forward_ = 0;
+  bool packed_ = false;
+  //! Where auto starts them (choose_packed).
+  static constexpr double kPackedMinPoints = 16384.0 * 16384.0;
   int fused_level_ = 0;
   bool fused_tried_ = false;
   std::string fused_note_;

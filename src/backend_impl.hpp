@@ -169,6 +169,27 @@ class BackendImpl final : public Backend<Real> {
     check_spectral(w, u, v);
     exec_.for_each(w.size(), VelocityFromVorticity<Real>{shape(), inv_n(), w.data(), u.data(), v.data()});
   }
+  void velocity_inputs(const Buffer<Cplx>& w, Buffer<Cplx>& a, Buffer<Cplx>& b) override {
+    if constexpr (Exec::kCanFuse) {
+      if (packed(a, b)) {
+        check_spectral(w, a, b);
+        exec_.for_each(w.size(), PackedVelocity<Real>{shape(), inv_n(), w.data(), a.data()});
+        return;
+      }
+    }
+    velocity_hat(w, a, b);
+  }
+  void natural_products(Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Real>& u, Buffer<Real>& v) override {
+    if constexpr (Exec::kCanFuse) {
+      if (packed(a, b) && paired(u, v)) {
+        check_spectral(a, b);
+        check_real(u);
+        Cplx* const z = reinterpret_cast<Cplx*>(u.data());  // the pair u, v holds ny nx complex numbers
+        exec_.for_each(u.size(), CopyComplex<Real>{a.data(), z});
+        exec_.for_each(a.size(), UnpackPair<Real>{shape(), z, a.data(), b.data()});
+      }
+    }
+  }
   void advective_inputs(const Buffer<Cplx>& w, Buffer<Cplx>& u, Buffer<Cplx>& v, Buffer<Cplx>& wx,
                         Buffer<Cplx>& wy) override {
     check_spectral(w, u, v);
@@ -206,6 +227,13 @@ class BackendImpl final : public Backend<Real> {
     }
     if constexpr (Exec::kCanFuse) {  // the GPU's row kernel: Basdevant's form alone
       if (!advective && exec_.has_row_products()) return exec_.step_row_products(a.data(), b.data(), cfl, cfl_speed());
+      if (!advective && packed(a, b) && paired(u, v)) {  // complex pairs: z = u + i v in u's and v's memory
+        Cplx* const z = reinterpret_cast<Cplx*>(u.data());
+        exec_.packed_inverse(a.data(), z);  // stores the products u v + i (v^2 - u^2) (a callback)
+        if (cfl) exec_.for_each_max_async(u.size(), PackedProductsSpeed<Real>{cfl_speed(), z});
+        exec_.packed_forward(z, a.data());
+        return;
+      }
     }
     step_inverse(a, b, u, v);
     if (!advective) {
@@ -245,11 +273,19 @@ class BackendImpl final : public Backend<Real> {
                                  c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w, skip_removed(),
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
+    const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
+    if constexpr (Exec::kCanFuse) {
+      if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
+        const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
+        if (budget) exec_.sum_into_budget(s.size(), packed_stage, *budget);
+        else exec_.for_each(s.size(), packed_stage);
+        return;
+      }
+    }
     if (!budget) {
       exec_.for_each(s.size(), stage);
       return;
     }
-    const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
     exec_.sum_into_budget(s.size(), FusedStageWithSums<Real>{stage, sums}, *budget);
   }
   void budget_integrals(double (&out)[6]) override { exec_.budget_integrals(out); }
@@ -377,9 +413,17 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kCanFuse) exec_.step_forward(in.data(), out.data());
     else exec_.forward(in.data(), out.data());
   }
+  //! Whether a and b hold a complex pair's full layout between the step's operations (the
+  //! GPU's choice, for pairs alone).
+  bool packed(const Buffer<Cplx>& a, const Buffer<Cplx>& b) const {
+    if constexpr (Exec::kCanFuse) return exec_.has_packed() && paired(a, b);
+    return false;
+  }
+  //! Whether first and second are a pair (make_pair): second a view just past first, not an
+  //! allocation of its own that happens to lie there.
   template <class T>
   static bool paired(const Buffer<T>& first, const Buffer<T>& second) {
-    return second.data() == first.data() + first.size() && second.size() == first.size();
+    return second.data() == first.data() + first.size() && second.size() == first.size() && !second.owns();
   }
   template <class T>
   void make_pair(std::size_t n, Buffer<T>& first, Buffer<T>& second) {

@@ -11,23 +11,35 @@ using cascade::TransformCallbackParams;
 
 namespace {
 
-//! Whether the element at `offset` is moved: a kept mode (kColumns false) or any mode of a kept
-//! column (kColumns: the pruned transforms' passes over the rows).
-template <class Real, bool kColumns>
+//! What an offset is: a mode of the half spectrum, any mode of a column (the pruned transforms'
+//! passes over the rows), a mode of a complex pair's full spectrum.
+enum Kind { kModes, kColumns, kFull };
+
+//! Whether the element at `offset` is moved: a kept mode, or any mode of a kept column.
+template <class Real, int K>
 __device__ inline bool kept(unsigned long long offset, void* info) {
   const auto* p = static_cast<const TransformCallbackParams<Real>*>(info);
-  return kColumns ? p->keeps_column(offset) : p->keeps(offset);
+  return K == kColumns ? p->keeps_column(offset) : K == kFull ? p->keeps_full(offset) : p->keeps(offset);
 }
 
-template <class Real, class C, bool kColumns = false>
+template <class Real, class C, int K = kModes>
 __device__ inline C load_kept(void* in, unsigned long long offset, void* info) {
-  if (!kept<Real, kColumns>(offset, info)) return C{Real(0), Real(0)};
+  if (!kept<Real, K>(offset, info)) return C{Real(0), Real(0)};
   return static_cast<const C*>(in)[offset];
 }
 
-template <class Real, class C, bool kColumns = false>
+template <class Real, class C, int K = kModes>
 __device__ inline void store_kept(void* out, unsigned long long offset, C element, void* info) {
-  if (kept<Real, kColumns>(offset, info)) static_cast<C*>(out)[offset] = element;
+  if (kept<Real, K>(offset, info)) static_cast<C*>(out)[offset] = element;
+}
+
+//! Basdevant's products of a complex pair as the inverse transform stores z = u + i v:
+//! u v + i (v^2 - u^2) in its place (the CFL maximum then comes from them: ns_ops.cuh
+//! PackedProductsSpeed).
+template <class Real, class C>
+__device__ inline void store_products(void* out, unsigned long long offset, C element) {
+  const Real a = element.x, b = element.y;
+  static_cast<C*>(out)[offset] = C{a * b, b * b - a * a};
 }
 
 }  // namespace
@@ -46,16 +58,37 @@ __device__ void cascade_store_kept_c(void* out, unsigned long long offset, cufft
   store_kept<float, cufftComplex>(out, offset, element, info);
 }
 __device__ cufftDoubleComplex cascade_load_kept_columns_z(void* in, unsigned long long offset, void* info, void*) {
-  return load_kept<double, cufftDoubleComplex, true>(in, offset, info);
+  return load_kept<double, cufftDoubleComplex, kColumns>(in, offset, info);
 }
 __device__ cufftComplex cascade_load_kept_columns_c(void* in, unsigned long long offset, void* info, void*) {
-  return load_kept<float, cufftComplex, true>(in, offset, info);
+  return load_kept<float, cufftComplex, kColumns>(in, offset, info);
 }
 __device__ void cascade_store_kept_columns_z(void* out, unsigned long long offset, cufftDoubleComplex element,
                                              void* info, void*) {
-  store_kept<double, cufftDoubleComplex, true>(out, offset, element, info);
+  store_kept<double, cufftDoubleComplex, kColumns>(out, offset, element, info);
 }
 __device__ void cascade_store_kept_columns_c(void* out, unsigned long long offset, cufftComplex element, void* info,
                                              void*) {
-  store_kept<float, cufftComplex, true>(out, offset, element, info);
+  store_kept<float, cufftComplex, kColumns>(out, offset, element, info);
+}
+__device__ cufftDoubleComplex cascade_load_kept_full_z(void* in, unsigned long long offset, void* info, void*) {
+  return load_kept<double, cufftDoubleComplex, kFull>(in, offset, info);
+}
+__device__ cufftComplex cascade_load_kept_full_c(void* in, unsigned long long offset, void* info, void*) {
+  return load_kept<float, cufftComplex, kFull>(in, offset, info);
+}
+__device__ void cascade_store_kept_full_z(void* out, unsigned long long offset, cufftDoubleComplex element,
+                                          void* info, void*) {
+  store_kept<double, cufftDoubleComplex, kFull>(out, offset, element, info);
+}
+__device__ void cascade_store_kept_full_c(void* out, unsigned long long offset, cufftComplex element, void* info,
+                                          void*) {
+  store_kept<float, cufftComplex, kFull>(out, offset, element, info);
+}
+__device__ void cascade_store_products_z(void* out, unsigned long long offset, cufftDoubleComplex element, void*,
+                                         void*) {
+  store_products<double, cufftDoubleComplex>(out, offset, element);
+}
+__device__ void cascade_store_products_c(void* out, unsigned long long offset, cufftComplex element, void*, void*) {
+  store_products<float, cufftComplex>(out, offset, element);
 }

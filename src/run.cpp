@@ -167,7 +167,11 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
   // What the backend made of its step transforms (the GPU: pruned, batched pairs, cuFFT
   // callbacks; the CPU: row by row or not; the MPI slabs: none of their own) and why.
-  console.info("step transforms: " + backend->fused_transforms_note());
+  // The GPU's FFT work area may have grown for them (the complex pairs' is twice the real one's).
+  console.info("step transforms: " + backend->fused_transforms_note() +
+               (kind == BackendKind::Cuda
+                    ? fmt::format("; FFT work area {:.2f} GiB", backend->fft_work_bytes() / 1073741824.0)
+                    : std::string()));
 
   // ---- the output directory: only now, with the inputs accepted, is anything written
   std::optional<DiagnosticsLog> diagnostics;

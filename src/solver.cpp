@@ -310,7 +310,7 @@ void Solver<Real>::set_time(double t, long step, double dt_prev) {
 template <class Real>
 void Solver<Real>::evaluation_inputs() {
   if (advective()) b_.advective_inputs(S_, a_hat_, b_hat_, c_hat_, d_hat_);
-  else b_.velocity_hat(S_, a_hat_, b_hat_);
+  else b_.velocity_inputs(S_, a_hat_, b_hat_);
   inputs_ready_ = true;
 }
 
@@ -498,6 +498,7 @@ typename Solver<Real>::Spectra Solver<Real>::spectra() {
   // The products of the current state, whose transforms give its nonlinear transfer.
   evaluation_inputs();
   evaluate_products(false);
+  if (!advective()) b_.natural_products(a_hat_, b_hat_, u_, v_);
   std::vector<double> sums[4];
   b_.shell_spectra(S_, advective(), &a_hat_, advective() ? nullptr : &b_hat_, dk(), shells, sums);
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <memory>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
 #include "cascade/solver.hpp"
+#include "kernels/ns_ops.cuh"
 
 namespace cascade {
 namespace {
@@ -335,12 +337,19 @@ struct CallbacksEnv {
 //! plain path would leave it untested.
 template <class Real>
 std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto",
-                                           const char* prune = "off", const char* rows = "off") {
+                                           const char* prune = "off", const char* rows = "off",
+                                           const char* complex = "off") {
   auto b = make_backend<Real>(BackendKind::Cuda, g);
   CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH"), env_prune(prune, "CASCADE_FFT_PRUNE"),
-      env_rows(rows, "CASCADE_FFT_ROWS");
+      env_rows(rows, "CASCADE_FFT_ROWS"), env_complex(complex, "CASCADE_FFT_COMPLEX");
   const bool made = b->prepare_fused_transforms();
   const std::string note = b->fused_transforms_note();
+  if (std::string(complex) == "on") {  // the complex pairs' transforms, with the level's callbacks
+    EXPECT_TRUE(made) << note;
+    EXPECT_EQ(note.rfind("complex pairs (CASCADE_FFT_COMPLEX=on); ", 0), 0u) << note;
+    EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
+    return b;
+  }
   const bool pruned = std::string(prune) == "on" && g.dealias == Dealias::TwoThirds;
   const bool by_rows = std::string(rows) == "on" && pruned;
   EXPECT_TRUE(made || (std::string(level) == "off" && !pruned)) << note;
@@ -375,23 +384,27 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
       // {callbacks, batched pairs}: the CPU first, then every GPU combination (auto picks them
       // by grid size; here they are forced).
       struct Variant {
-        const char *level, *batch, *prune, *rows = "off";
+        const char *level, *batch, *prune, *rows = "off", *complex = "off";
       };
       const Variant variants[] = {{"cpu", "", ""},           {"off", "off", "off"},   {"off", "on", "off"},
                                   {"store", "off", "off"},   {"store", "on", "off"},  {"all", "off", "off"},
                                   {"all", "on", "off"},      {"off", "off", "on"},    {"off", "on", "on"},
                                   {"store", "on", "on"},     {"all", "off", "on"},    {"all", "on", "on"},
-                                  {"off", "off", "on", "on"}, {"all", "off", "on", "on"}};
+                                  {"off", "off", "on", "on"}, {"all", "off", "on", "on"},
+                                  {"off", "off", "off", "off", "on"}, {"store", "off", "off", "off", "on"},
+                                  {"all", "off", "off", "off", "on"}};
       std::vector<std::vector<double>> w;
       std::vector<double> t;
       for (const Variant& v : variants) {
         auto b = std::string(v.level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
-                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune, v.rows);
+                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune, v.rows,
+                                                                     v.complex);
         turbulent_run(*b, c, w, t);
       }
       for (std::size_t k = 1; k < w.size(); ++k) {
         const std::string what = std::string("callbacks ") + variants[k].level + ", batch " + variants[k].batch +
-                                 ", pruned " + variants[k].prune + ", rows " + variants[k].rows;
+                                 ", pruned " + variants[k].prune + ", rows " + variants[k].rows + ", complex " +
+                                 variants[k].complex;
         EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what;
         EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what;
       }
@@ -509,6 +522,85 @@ TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
                                               "CASCADE_FFT_ROWS=on)"),
             std::string::npos)
       << odd->fused_transforms_note();
+}
+
+// Basdevant's evaluation as complex pairs (one complex transform of u + i v each way) against
+// the plain transforms: the inputs of a random vorticity (velocity_inputs), the products'
+// transforms unpacked into half spectra (natural_products), and the CFL maximum; even and odd
+// sizes, with the 2/3 rule and without, both precisions. Buffers that are not pairs take the
+// real transforms, as do the advective form and the row kernel where it runs.
+template <class Real>
+void check_complex_pairs(Backend<Real>* fused, Backend<Real>* plain, double tol) {
+  using C = Complex<Real>;
+  for (bool cfl : {true, false}) {
+    SCOPED_TRACE(cfl ? "with the CFL maximum" : "without");
+    std::vector<std::vector<C>> out[2];
+    Real maxima[2];
+    int side = 0;
+    for (Backend<Real>* b : {fused, plain}) {
+      Buffer<C> w = b->spectral_field(), a, bb;
+      Buffer<Real> u, v;
+      b->spectral_pair(a, bb);
+      b->real_pair(u, v);
+      b->random_vorticity(8, 5, w);
+      b->velocity_inputs(w, a, bb);
+      b->nonlinear_products(false, cfl, a, bb, nullptr, nullptr, u, v, nullptr, nullptr);
+      maxima[side] = cfl ? b->cfl_maximum() : Real(0);
+      b->natural_products(a, bb, u, v);
+      for (Buffer<C>* x : {&a, &bb}) {
+        b->apply_mask(*x);
+        out[side].emplace_back();
+        b->to_host(*x, out[side].back());
+      }
+      ++side;
+    }
+    if (cfl) EXPECT_NEAR(double(maxima[0]), double(maxima[1]), tol * double(maxima[1]));
+    for (int q = 0; q < 2; ++q) {
+      double diff = 0, scale = 0;
+      for (std::size_t k = 0; k < out[1][q].size(); ++k) {
+        const C x = out[0][q][k], y = out[1][q][k];
+        diff = std::max(diff, std::hypot(double(x.re) - double(y.re), double(x.im) - double(y.im)));
+        scale = std::max(scale, std::hypot(double(y.re), double(y.im)));
+      }
+      EXPECT_GT(scale, 0.0);
+      EXPECT_LE(diff, tol * scale) << "product " << q;
+    }
+  }
+}
+
+TEST(FusedTransforms, ComplexPairsMatchThePlainTransforms) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  for (auto [nx, ny] : {std::pair{96, 72}, std::pair{45, 30}, std::pair{64, 81}, std::pair{256, 128}})
+    for (Dealias rule : {Dealias::TwoThirds, Dealias::None}) {
+      SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) +
+                   (rule == Dealias::TwoThirds ? ", 2/3 rule" : ", no rule"));
+      const Grid g(nx, ny, 2 * M_PI, 3.0, rule);
+      for (const char* level : {"off", "store", "all"}) {
+        SCOPED_TRACE(std::string("callbacks ") + level);
+        check_complex_pairs<double>(gpu_backend<double>(g, level, "auto", "off", "off", "on").get(),
+                                    gpu_backend<double>(g, "off").get(), 1e-13);
+        check_complex_pairs<float>(gpu_backend<float>(g, level, "auto", "off", "off", "on").get(),
+                                   gpu_backend<float>(g, "off").get(), 4e-6);
+      }
+    }
+  // Fields that are not pairs: the real transforms (check_fused_products' buffers).
+  const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
+  check_fused_products<double>(g, gpu_backend<double>(g, "off", "auto", "off", "off", "on").get(),
+                               gpu_backend<double>(g, "off").get(), false, false, 1e-13);
+  // The advective form has none; where the row kernel runs, it wins.
+  CallbacksEnv on("on", "CASCADE_FFT_COMPLEX");
+  auto advective = make_backend<double>(BackendKind::Cuda, Grid(64, 64, 1.0, 1.0));
+  advective->prepare_fused_transforms(false);
+  EXPECT_NE(advective->fused_transforms_note().find("; no complex pairs (advective form, CASCADE_FFT_COMPLEX=on)"),
+            std::string::npos)
+      << advective->fused_transforms_note();
+  CallbacksEnv rows("on", "CASCADE_FFT_ROWS");
+  auto by_rows = make_backend<double>(BackendKind::Cuda, Grid(64, 64, 1.0, 1.0));
+  EXPECT_TRUE(by_rows->prepare_fused_transforms());
+  EXPECT_NE(by_rows->fused_transforms_note().find("; row products (CASCADE_FFT_ROWS=on); no complex pairs (the row "
+                                                  "products run, CASCADE_FFT_COMPLEX=on)"),
+            std::string::npos)
+      << by_rows->fused_transforms_note();
 }
 
 //! The CPU backend with its evaluation row by row (CASCADE_FFT_PRUNE=on) or with the whole
@@ -648,6 +740,172 @@ TEST(FusedTransforms, LevelsAndNotes) {
   auto bad_prune = make_backend<double>(BackendKind::Cuda, g);
   CallbacksEnv env("yes", "CASCADE_FFT_PRUNE");
   EXPECT_THROW(bad_prune->prepare_fused_transforms(), InputError);
+}
+
+// ---------------------------------------------------------------- complex pairs
+
+//! The full spectrum of the pair (a, b) of real fields' half spectra: P(c, j) = A + i B at
+//! kx = c, A(nx - c, -j) conjugated past nx/2 (the definition, written here on its own).
+template <class Real>
+std::vector<Complex<Real>> full_pair(int nx, int ny, const std::vector<Complex<Real>>& a,
+                                     const std::vector<Complex<Real>>& b) {
+  const int nxh = nx / 2 + 1;
+  std::vector<Complex<Real>> p(std::size_t(nx) * ny);
+  for (int j = 0; j < ny; ++j)
+    for (int c = 0; c < nx; ++c) {
+      const bool half = c < nxh;
+      const std::size_t h = half ? std::size_t(j) * nxh + c : std::size_t((ny - j) % ny) * nxh + (nx - c);
+      const std::complex<double> x(a[h].re, half ? a[h].im : -a[h].im), y(b[h].re, half ? b[h].im : -b[h].im);
+      const std::complex<double> z = x + std::complex<double>(0, 1) * y;
+      p[std::size_t(j) * nx + c] = {Real(z.real()), Real(z.imag())};
+    }
+  return p;
+}
+
+//! A half spectrum of a real field: random, with the columns kx = 0 (and kx = nx/2) Hermitian
+//! in ky, and zero where `mask` removes modes when `masked`.
+std::vector<Complex<double>> random_half(const SpectralShape<double>& s, const DealiasMask<double>& mask,
+                                         unsigned seed, bool masked) {
+  std::vector<Complex<double>> h(std::size_t(s.ny) * s.nxh);
+  unsigned state = seed;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return double(state >> 8) / double(1u << 24) - 0.5;
+  };
+  for (auto& x : h) x = {next(), next()};
+  for (int i : {0, s.nx / 2}) {
+    if (i != 0 && 2 * i != s.nx) continue;
+    for (int j = 0; j < s.ny; ++j) {
+      const int jm = (s.ny - j) % s.ny;
+      Complex<double>& x = h[std::size_t(j) * s.nxh + i];
+      if (jm == j) x.im = 0;
+      else if (j > jm) x = {h[std::size_t(jm) * s.nxh + i].re, -h[std::size_t(jm) * s.nxh + i].im};
+    }
+  }
+  if (masked)
+    for (std::size_t idx = 0; idx < h.size(); ++idx) {
+      int i, j;
+      s.mode(idx, i, j);
+      if (!mask.keep(s, i, j)) h[idx] = {0, 0};
+    }
+  return h;
+}
+
+// A stage as complex pairs (PackedStage: the products' transforms read from the full layout
+// of u v + i (v^2 - u^2), the next inputs written as u + i v) against FusedStage on the two
+// half spectra: the same state, the same inputs element for element (every one of the nx ny,
+// the removed modes' zeros and the mirrors past nx/2 too), the same budget sums; even and odd
+// sizes, with the 2/3 rule and without, classic and low-storage, a middle and a last stage.
+// Run on the host, one mode after another; the GPU runs it in parallel in the solver tests.
+TEST(ComplexPairs, StageMatchesTheHalfSpectra) {
+  const double two_pi = 2 * M_PI;
+  for (auto [nx, ny] : {std::pair{12, 10}, std::pair{9, 7}, std::pair{16, 9}, std::pair{10, 16}})
+    for (bool two_thirds : {true, false})
+      for (bool classic : {true, false})
+        for (bool last : {false, true}) {
+          SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + (two_thirds ? ", 2/3" : ", no rule") +
+                       (classic ? ", classic" : ", low storage") + (last ? ", last stage" : ""));
+          const int nxh = nx / 2 + 1;
+          const SpectralShape<double> s{nx, ny, nxh, two_pi / 2.0, two_pi / 3.0, 1.0 / nxh, 0, false, 1.0 / ny};
+          const DealiasMask<double> mask{two_thirds};
+          const LinearOperator<double> lin{1e-2, 1, 0.1, 1e-3, 1, 0.7};
+          auto S1 = random_half(s, mask, 1, true), S2 = S1;
+          auto W1 = random_half(s, mask, 2, true), W2 = W1;
+          const auto F = random_half(s, mask, 3, true);
+          auto A = random_half(s, mask, 4, false), B = random_half(s, mask, 5, false);
+          std::vector<Complex<double>> P = full_pair(nx, ny, A, B);
+          P.resize(2 * S1.size());  // a spectral pair's memory
+          const double scale = 1.0 / (nx * ny);
+          FusedStage<double> natural{s,    mask, lin,   scale, false, 0.01, 0.5,    1.0 / 6, last, 1.0, 0.5, 0.5, 0.5,
+                                     classic, false, F.data(), classic ? W1.data() : nullptr, S1.data(), A.data(),
+                                     B.data(), nullptr, nullptr};
+          FusedStage<double> core = natural;
+          core.W = classic ? W2.data() : nullptr;
+          core.S = S2.data();
+          core.A = P.data();
+          core.B = nullptr;
+          const SpectralSumsOfMode<double> sums1{s, lin, S1.data(), F.data()}, sums2{s, lin, S2.data(), F.data()};
+          const PackedStage<double> packed{core, sums2, true};
+          const FusedStageWithSums<double> with_sums{natural, sums1};
+          SpectralSums r1{}, r2{};
+          for (std::size_t idx = 0; idx < S1.size(); ++idx) r1 = r1 + with_sums(idx);
+          for (std::size_t idx = 0; idx < S2.size(); ++idx) r2 = r2 + packed(idx);
+          auto max_diff = [](const std::vector<Complex<double>>& x, const std::vector<Complex<double>>& y,
+                             std::size_t n) {
+            double d = 0, m = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+              d = std::max(d, std::hypot(x[k].re - y[k].re, x[k].im - y[k].im));
+              m = std::max(m, std::hypot(y[k].re, y[k].im));
+            }
+            return m > 0 ? d / m : d;
+          };
+          EXPECT_LE(max_diff(S2, S1, S1.size()), 1e-14);
+          if (classic) EXPECT_LE(max_diff(W2, W1, W1.size()), 0.0);
+          const std::vector<Complex<double>> expect = full_pair(nx, ny, A, B);
+          EXPECT_LE(max_diff(P, expect, expect.size()), 1e-14);
+          for (double SpectralSums::*f : {&SpectralSums::energy, &SpectralSums::enstrophy, &SpectralSums::diss_z,
+                                          &SpectralSums::inj})
+            EXPECT_NEAR(r2.*f, r1.*f, 1e-13 * std::abs(r1.*f));
+          EXPECT_GT(r1.energy, 0.0);
+        }
+}
+
+// The evaluation's inputs as a pair (PackedVelocity) and the products back as half spectra
+// (UnpackPair) against their definitions.
+TEST(ComplexPairs, VelocityAndUnpackMatchTheHalfSpectra) {
+  for (auto [nx, ny] : {std::pair{12, 10}, std::pair{9, 7}}) {
+    const int nxh = nx / 2 + 1;
+    const SpectralShape<double> s{nx, ny, nxh, 1.0, 2.0, 1.0 / nxh, 0, false, 1.0 / ny};
+    const DealiasMask<double> mask{true};
+    const auto w = random_half(s, mask, 7, true);
+    std::vector<Complex<double>> u(w.size()), v(w.size()), P(std::size_t(nx) * ny);
+    const double scale = 0.25;
+    for (std::size_t idx = 0; idx < w.size(); ++idx) {
+      VelocityFromVorticity<double>{s, scale, w.data(), u.data(), v.data()}(idx);
+      PackedVelocity<double>{s, scale, w.data(), P.data()}(idx);
+    }
+    const auto expect = full_pair(nx, ny, u, v);
+    for (std::size_t k = 0; k < P.size(); ++k) {
+      EXPECT_NEAR(P[k].re, expect[k].re, 1e-15) << k;
+      EXPECT_NEAR(P[k].im, expect[k].im, 1e-15) << k;
+    }
+    const auto A = random_half(s, mask, 8, false), B = random_half(s, mask, 9, false);
+    const auto Q = full_pair(nx, ny, A, B);
+    std::vector<Complex<double>> a(A.size()), b(B.size());
+    for (std::size_t idx = 0; idx < a.size(); ++idx) UnpackPair<double>{s, Q.data(), a.data(), b.data()}(idx);
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_NEAR(a[k].re, A[k].re, 1e-15) << k;
+      EXPECT_NEAR(a[k].im, A[k].im, 1e-15) << k;
+      EXPECT_NEAR(b[k].re, B[k].re, 1e-15) << k;
+      EXPECT_NEAR(b[k].im, B[k].im, 1e-15) << k;
+    }
+  }
+}
+
+// The CFL speed from Basdevant's products alone (PackedProductsSpeed: the complex pairs'
+// inverse transform leaves u v + i (v^2 - u^2), not u and v) against |u|/dx + |v|/dy: either
+// sign, one component zero or 1e-12 of the other (where the naive (r - q) / 2 cancels), NaN.
+template <class Real>
+void check_speed_from_products(double tol) {
+  const CflSpeed<Real> speed{Real(3.0), Real(0.5)};
+  const double values[] = {0.0, 1e-12, -3e-7, 0.25, -1.0, 1.7, -42.0, 1e6};
+  for (double a : values)
+    for (double b : values) {
+      const Real u = Real(a), v = Real(b);
+      const Complex<Real> w = {u * v, v * v - u * u};
+      const double got = double(PackedProductsSpeed<Real>{speed, &w}(0));
+      const double want = std::abs(double(u)) * 3.0 + std::abs(double(v)) * 0.5;
+      EXPECT_NEAR(got, want, tol * want) << "u " << a << ", v " << b;
+    }
+  const Complex<Real> nan = {Real(NAN), Real(1)};
+  EXPECT_TRUE(std::isnan(double(PackedProductsSpeed<Real>{speed, &nan}(0))));
+  const Complex<Real> nan2 = {Real(1), Real(NAN)};
+  EXPECT_TRUE(std::isnan(double(PackedProductsSpeed<Real>{speed, &nan2}(0))));
+}
+
+TEST(ComplexPairs, CflSpeedFromTheProducts) {
+  check_speed_from_products<double>(1e-15);
+  check_speed_from_products<float>(1e-6);
 }
 
 // ---------------------------------------------------------------- the time-step loop

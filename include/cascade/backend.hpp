@@ -83,6 +83,14 @@ class Backend {
   // ---- the vorticity equation (kernels/ns_ops.cuh); the state omega_hat is kept dealiased
   //! u_hat, v_hat from omega_hat, scaled by 1/(nx ny) for the inverse transform.
   virtual void velocity_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat) = 0;
+  //! The inputs of a Basdevant evaluation of omega_hat into the pair a, b (spectral_pair), in
+  //! the layout nonlinear_products takes: velocity_hat's, or, where the step runs as complex
+  //! pairs (prepare_fused_transforms), the full spectrum of u + i v in a's and b's memory.
+  virtual void velocity_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& a, Buffer<Cplx>& b) = 0;
+  //! After nonlinear_products on the pairs a, b and u, v: a <- (u v)_hat, b <- (v^2 - u^2)_hat
+  //! as half spectra (shell_spectra reads them so). Where the step runs as complex pairs they
+  //! are unpacked (u, v serve as scratch); elsewhere they are so already and nothing is done.
+  virtual void natural_products(Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Real>& u, Buffer<Real>& v) = 0;
   //! u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled by 1/(nx ny).
   virtual void advective_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat,
                                 Buffer<Cplx>& wx_hat, Buffer<Cplx>& wy_hat) = 0;
@@ -100,7 +108,10 @@ class Backend {
   //! a <- (-(u wx + v wy))_hat (c, d, wx, wy only then). On return a (and b) are defined at the
   //! modes the dealiasing keeps, which is all fused_stage and shell_spectra read; the inputs
   //! and u, v (wx, wy) are left unspecified. Where the fused transforms are made
-  //! (prepare_fused_transforms), these transforms do the dealiasing.
+  //! (prepare_fused_transforms), these transforms do the dealiasing. Where the step runs as
+  //! complex pairs and a, b and u, v are pairs, a and b hold the inputs and the products in
+  //! the full layout of a complex pair instead (ns_ops.cuh PackedLayout; velocity_inputs,
+  //! fused_stage and natural_products know it).
   virtual void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                                   Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
                                   Buffer<Real>* wy) = 0;
@@ -121,7 +132,10 @@ class Backend {
   //! made (fused_transforms_note says why); results differ from the plain transforms' at
   //! round-off only. On one GPU, in Basdevant's form (`basdevant`: the form the solver runs;
   //! the advective form has none), the passes over the rows and the products run as one kernel
-  //! (CASCADE_FFT_ROWS: auto, nx from 1024 to 8192; off; on; kernels/row_fft.cuh).
+  //! (CASCADE_FFT_ROWS: auto, nx from 1024 to 8192; off; on; kernels/row_fft.cuh). Or u and v
+  //! travel as one complex field u + i v, one complex 2D transform each way instead of two
+  //! real ones, the inverse storing Basdevant's products in place of u + i v (CASCADE_FFT_COMPLEX:
+  //! auto, from 16384^2 points in double; off; on).
   virtual bool prepare_fused_transforms(bool basdevant = true) = 0;
   //! What prepare_fused_transforms made, and why: e.g. "pruned (auto); batched pairs (auto);
   //! callbacks none with pruned transforms (auto); row products (auto)", "not pruned

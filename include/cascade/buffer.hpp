@@ -39,6 +39,9 @@ class Buffer {
   std::size_t bytes() const { return size_ * sizeof(T); }
   MemorySpace space() const { return space_; }
   bool empty() const { return size_ == 0; }
+  //! Whether this buffer frees its memory (false for a view into another's, as the second of
+  //! a backend's pair).
+  bool owns() const { return deleter_ != nullptr; }
   //! Give up the allocation: returns the deleter, which the caller now owes data() (this
   //! buffer is left empty).
   Deleter release() noexcept {
