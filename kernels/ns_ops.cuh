@@ -80,6 +80,18 @@ CASCADE_HD inline Complex<Real> caxpy(Complex<Real> y, Real a, Complex<Real> x) 
   return {y.re + a * x.re, y.im + a * x.im};
 }
 
+//! The velocity's spectra at k = (kx, ky) of the vorticity w there: u = i ky psi,
+//! v = -i kx psi, psi = w / k^2 (zero at k = 0), times scale.
+template <class Real>
+CASCADE_HD inline void velocity_of(Real kx, Real ky, Real scale, Complex<Real> w, Complex<Real>& u,
+                                   Complex<Real>& v) {
+  const Real k2 = kx * kx + ky * ky;
+  const Real f = k2 > Real(0) ? scale / k2 : Real(0);
+  const Complex<Real> psi = {w.re * f, w.im * f};
+  u = {-ky * psi.im, ky * psi.re};
+  v = {kx * psi.im, -kx * psi.re};
+}
+
 //! u_hat = i ky psi_hat, v_hat = -i kx psi_hat, psi_hat = omega_hat / k^2, times scale.
 template <class Real>
 struct VelocityFromVorticity {
@@ -92,12 +104,7 @@ struct VelocityFromVorticity {
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
-    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
-    const Complex<Real> w = omega_hat[idx];
-    const Real f = k2 > Real(0) ? scale / k2 : Real(0);
-    const Complex<Real> psi = {w.re * f, w.im * f};
-    u_hat[idx] = {-ky * psi.im, ky * psi.re};  // i ky psi
-    v_hat[idx] = {kx * psi.im, -kx * psi.re};  // -i kx psi
+    velocity_of(s.kx(i), s.ky(j), scale, omega_hat[idx], u_hat[idx], v_hat[idx]);
   }
 };
 
@@ -224,12 +231,8 @@ struct FusedStage {
     const bool mean = i == 0 && j == 0;  // k = 0: no nonlinear term, nothing read
     const Complex<Real> zero = {Real(0), Real(0)};
     const Complex<Real> y = advance(idx, i, j, mean ? zero : A[idx], mean || advective ? zero : B[idx]);
-    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
-    // The next evaluation's inputs: u_hat = i ky psi, v_hat = -i kx psi, psi = y / k^2.
-    const Real f = k2 > Real(0) ? scale / k2 : Real(0);
-    const Complex<Real> psi = {y.re * f, y.im * f};
-    A[idx] = {-ky * psi.im, ky * psi.re};
-    B[idx] = {kx * psi.im, -kx * psi.re};
+    const Real kx = s.kx(i), ky = s.ky(j);
+    velocity_of(kx, ky, scale, y, A[idx], B[idx]);  // the next evaluation's inputs
     if (advective) {
       C[idx] = {-kx * y.im * scale, kx * y.re * scale};
       D[idx] = {-ky * y.im * scale, ky * y.re * scale};
@@ -387,11 +390,8 @@ struct PackedVelocity {
     int i, j;
     s.mode(idx, i, j);
     const PackedLayout<Real> L{s.nx, s.ny};
-    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
-    const Complex<Real> w = omega_hat[idx];
-    const Real f = k2 > Real(0) ? scale / k2 : Real(0);
-    const Complex<Real> psi = {w.re * f, w.im * f};
-    const Complex<Real> u = {-ky * psi.im, ky * psi.re}, v = {kx * psi.im, -kx * psi.re};
+    Complex<Real> u, v;
+    velocity_of(s.kx(i), s.ky(j), scale, omega_hat[idx], u, v);
     P[L.own(i, j)] = L.pack(u, v);
     if (L.mirrored(i)) P[L.mirror(i, j)] = L.pack_mirror(u, v);
   }
@@ -504,11 +504,8 @@ struct PackedStage {
   }
   //! P(k) (or, with `mirror`, P(-k)) of the velocity of y at k = (i, j), scaled as FusedStage's.
   CASCADE_HD Complex<Real> inputs(int i, int j, Complex<Real> y, bool mirror) const {
-    const SpectralShape<Real>& s = stage.s;
-    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
-    const Real f = k2 > Real(0) ? stage.scale / k2 : Real(0);
-    const Complex<Real> psi = {y.re * f, y.im * f};
-    const Complex<Real> u = {-ky * psi.im, ky * psi.re}, v = {kx * psi.im, -kx * psi.re};
+    Complex<Real> u, v;
+    velocity_of(stage.s.kx(i), stage.s.ky(j), stage.scale, y, u, v);
     return mirror ? PackedLayout<Real>::pack_mirror(u, v) : PackedLayout<Real>::pack(u, v);
   }
 };
