@@ -7,6 +7,7 @@
 #endif
 #include <fmt/format.h>
 #include <omp.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -326,14 +327,18 @@ class CpuLoops {
   static constexpr bool kCanFuse = false;   //!< no GPU transforms with the step's work folded in
   static constexpr bool kRowFused = false;  //!< CpuExec: the evaluation row by row (prepare_rows)
 
-  CpuLoops(const Grid& grid, int threads) : threads_(threads > 0 ? threads : auto_threads(grid)) {}
+  //! run.threads beyond the cores available are not started (threads would only contend).
+  CpuLoops(const Grid& grid, int threads)
+      : threads_(threads > 0 ? std::min(threads, cpu_cores_available()) : auto_threads(grid)) {}
 
-  //! run.threads = 0: one thread per 16384 points, up to OpenMP's maximum. Small grids run on
-  //! one thread: their loops take microseconds, and spinning threads would only contend
-  //! (worst when several runs or tests share the cores).
+  //! run.threads = 0: one thread per 16384 points, up to OpenMP's maximum (capped at the
+  //! cores, cap_openmp_threads). Small grids run on one thread: their loops take
+  //! microseconds, and spinning threads would only contend (worst when several runs or tests
+  //! share the cores).
   static int auto_threads(const Grid& grid) {
     const std::size_t by_size = std::max<std::size_t>(1, grid.size() / 16384);
-    return static_cast<int>(std::min<std::size_t>(by_size, std::size_t(omp_get_max_threads())));
+    const int most = std::min(omp_get_max_threads(), cpu_cores_available());
+    return static_cast<int>(std::min<std::size_t>(by_size, std::size_t(std::max(1, most))));
   }
 
   template <class T>
@@ -874,6 +879,25 @@ std::string fftw_wisdom_file(Precision precision) {
   }
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir + "/fftw-wisdom-" + to_string(precision);
+}
+
+int cpu_cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? int(n) : 1;
+}
+
+std::string cap_openmp_threads() {
+  static const std::string note = [] {
+    const int cores = cpu_cores_available();
+    const int asked = omp_get_max_threads();
+    if (asked <= cores) return std::string();
+    omp_set_num_threads(cores);
+    return fmt::format("OpenMP would start {} threads (OMP_NUM_THREADS) on {} cores: using {}", asked, cores, cores);
+  }();
+  return note;
 }
 
 template <class Real>

@@ -1,7 +1,10 @@
 //! @file The time-step policy (include/cascade/cfl.hpp).
 #include "cascade/cfl.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace cascade {
@@ -37,11 +40,17 @@ DtChoice choose_dt(const DtPolicy& p, double max_rate, double dt_prev, double t,
       c.limit = DtLimit::Cfl;
     }
   }
+  // Landing on the output time never cuts a step short: what remains within one step is one
+  // step; within two, two nearly equal ones (51% then 49%: the second still lands when the
+  // bound shrinks by a few percent meanwhile), each within the bound.
   const double remaining = t_output - t;
   if (remaining <= c.dt) {
     c.dt = remaining;
     c.limit = DtLimit::Output;
     c.lands = true;
+  } else if (remaining <= 2 * c.dt) {
+    c.dt = std::min(c.dt, kFirstOfTwo * remaining);
+    c.limit = DtLimit::Output;
   }
   return c;
 }
@@ -51,7 +60,11 @@ double next_multiple(double t, double every) {
   // multiple, so that the next output is a full interval later, never a sliver.
   constexpr double kHair = 1e-9;
   double k = std::floor(t / every + kHair) + 1;
-  return k * every;
+  // The multiple the deck names: k every rounded to 15 significant digits, so that 3 x 0.1 is
+  // 0.3 (as written), not 0.30000000000000004.
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.15g", k * every);
+  return std::strtod(text, nullptr);
 }
 
 }  // namespace cascade

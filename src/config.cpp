@@ -33,23 +33,10 @@ bool yaml_special(const std::string& t, double& x) {
   return true;
 }
 
-//! Messages are one line: control characters from the deck (a multi-line scalar, a key
-//! with a tab) are shown escaped, and a very long value is cut.
-std::string one_line(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else if (ch == '\t') out += "\\t";
-    else if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\x{:02x}", int(static_cast<unsigned char>(ch)));
-    else out += ch;
-    if (out.size() > 400) return out + "...";
-  }
-  return out;
-}
-
 constexpr int kMaxSide = 1 << 20;             // per dimension: beyond any single-node run
 constexpr double kMaxPoints = 65536.0 * 65536.0;  // total points
+constexpr double kMinLength = 1e-9, kMaxLength = 1e9;  // box lengths
+constexpr int kMaxThreads = 4096;
 
 //! Where a key sits, for messages: "FILE:LINE" or "FILE: --set" for overridden keys.
 class Locator {
@@ -336,8 +323,25 @@ void validate(const Config& c, const Locator& loc) {
         "nx * ny <= 65536^2 points", fmt::format("{} x {}", g.nx, g.ny));
   check(std::isfinite(g.lx) && g.lx > 0, loc, c, "grid.lx", "a positive finite length", num(g.lx));
   check(std::isfinite(g.ly) && g.ly > 0, loc, c, "grid.ly", "a positive finite length", num(g.ly));
+  // Wavenumbers, their powers (up to k^64) and the energy's 1/k^2 stay far inside double's range.
+  check(g.lx >= kMinLength && g.lx <= kMaxLength, loc, c, "grid.lx",
+        fmt::format("a length in [{:g}, {:g}]", kMinLength, kMaxLength), num(g.lx));
+  check(g.ly >= kMinLength && g.ly <= kMaxLength, loc, c, "grid.ly",
+        fmt::format("a length in [{:g}, {:g}]", kMinLength, kMaxLength), num(g.ly));
+  {
+    // Spectra are summed over shells 2 pi / max(lx, ly) wide: a box much longer than its grid is
+    // fine would need more shells than a spectrum can hold.
+    const double shells = c.make_grid().shell_count(), bound = 16.0 * std::max(g.nx, g.ny);
+    check(shells <= bound, loc, c, g.ly > g.lx ? "grid.ly" : "grid.lx",
+          fmt::format("a box whose spectra fit in 16 max(nx, ny) = {:g} shells of width 2pi/max(lx, ly) "
+                      "(an aspect ratio lx/ly near nx/ny)", bound),
+          fmt::format("{:g} x {:g}, which needs {:.3g} shells", g.lx, g.ly, shells));
+  }
   check(c.run.device >= 0, loc, c, "run.device", "a device index >= 0", std::to_string(c.run.device));
-  check(c.run.threads >= 0, loc, c, "run.threads", "a thread count >= 0 (0 = all cores)",
+  check(c.run.threads >= 0 && c.run.threads <= kMaxThreads, loc, c, "run.threads",
+        fmt::format("a thread count in [0, {}] (0 = from the grid and the cores; more than the cores "
+                    "available are not used)",
+                    kMaxThreads),
         std::to_string(c.run.threads));
   auto nonneg = [&](double x, const char* key) {
     check(std::isfinite(x) && x >= 0, loc, c, key, "a finite value >= 0", num(x));
@@ -405,6 +409,13 @@ void validate(const Config& c, const Locator& loc) {
   check(std::isfinite(t.dt_min) && t.dt_min >= 0 && t.dt_min < t.dt_max, loc, c, "time.dt_min",
         "a time step in [0, dt_max)", num(t.dt_min));
   nonneg(t.dt_initial, "time.dt_initial");
+  check(t.dt_initial == 0 || t.dt_initial >= t.dt_min, loc, c, "time.dt_initial",
+        fmt::format("0 (none) or a first step >= dt_min = {}", num(t.dt_min)), num(t.dt_initial));
+  // A step of dt_max must still move t at t_end: beyond, t + dt rounds back to t.
+  check(std::nextafter(t.t_end, HUGE_VAL) - t.t_end <= 1e-6 * t.dt_max, loc, c, "time.t_end",
+        fmt::format("a time that steps of dt_max = {} can resolve (its rounding step <= dt_max / 1e6)",
+                    num(t.dt_max)),
+        num(t.t_end));
   check(std::isfinite(t.growth) && t.growth >= 1, loc, c, "time.growth", "a factor >= 1", num(t.growth));
   check(t.max_steps >= 0, loc, c, "time.max_steps", "a step count >= 0 (0 = no limit)",
         std::to_string(t.max_steps));

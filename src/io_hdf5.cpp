@@ -207,7 +207,7 @@ bool is_hdf5_file(const std::string& path) {
           std::memcmp(seal, kSealMagic, magic) == 0);
 }
 
-void reseal(const std::string& path) {
+void check_resealable(const std::string& path) {
   {
     FileDescriptor probe(path, O_RDONLY);
     if (!probe.ok()) throw InputError(path + ": cannot open: " + std::strerror(errno));
@@ -217,6 +217,11 @@ void reseal(const std::string& path) {
   }
   quiet_hdf5();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path + ": not an HDF5 file after its seal block");
+  if (::access(path.c_str(), W_OK) != 0) throw InputError(path + ": not writable: " + std::strerror(errno));
+}
+
+void reseal(const std::string& path) {
+  check_resealable(path);
   FileDescriptor fd(path, O_RDWR);
   write_seal(fd, path);
   if (::fsync(fd.get()) != 0) throw RunError("cannot sync '" + path + "' to disk: " + std::strerror(errno));
@@ -486,6 +491,19 @@ int H5Reader::float_size(const std::string& dataset) const {
 }
 
 namespace {
+std::uint64_t file_bytes(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 ? std::uint64_t(st.st_size) : 0;
+}
+
+//! The most bytes a dataset of this file can hold: the file's own size when stored plainly;
+//! compressed data (cascade writes none, h5py may) can expand, by at most about 1000 (deflate).
+std::uint64_t plausible_bytes(hid_t set, const std::string& path) {
+  Handle plist(H5Dget_create_plist(set), H5Pclose);
+  const bool filtered = plist.ok() && H5Pget_nfilters(plist) > 0;
+  return file_bytes(path) * (filtered ? 1032 : 1);
+}
+
 template <class T>
 std::vector<T> read_all(hid_t file, const std::string& name, hid_t memtype, const std::string& path) {
   Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -493,6 +511,11 @@ std::vector<T> read_all(hid_t file, const std::string& name, hid_t memtype, cons
   Handle space(H5Dget_space(set), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space);
   if (n < 0) throw InputError(path + ": cannot read the size of " + name);
+  const std::uint64_t room = plausible_bytes(set, path);
+  if (double(n) * double(sizeof(T)) > double(room))
+    throw InputError(fmt::format("{}: dataset {} declares {} values ({:.3g} bytes) but the file holds {} bytes "
+                                 "(truncated, crafted or corrupt)",
+                                 path, name, n, double(n) * double(sizeof(T)), file_bytes(path)));
   std::vector<T> out(static_cast<std::size_t>(n));
   if (n > 0 && H5Dread(set, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     throw InputError(path + ": cannot read " + name + " (truncated or corrupt?)");
@@ -520,6 +543,7 @@ std::string H5Reader::attr_string(const std::string& name, const std::string& ob
   if (!type.ok() || H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
     fail("attribute " + name + " is not a fixed-length string");
   const std::size_t size = H5Tget_size(type);
+  if (size > file_bytes(path_)) fail("attribute " + name + " declares more bytes than the file holds (corrupt?)");
   std::string out(size + 1, '\0');  // room for the terminator whatever the file's padding
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem, size + 1);
@@ -553,6 +577,7 @@ void write_provenance(H5Writer& file, const Config& config, const std::string& b
   file.attribute("deck", config.text);
   file.attribute("deck_source", config.source);
   file.attribute("deck_resolved", resolved_yaml(config));
+  if (!config.run_id.empty()) file.attribute("run_id", config.run_id);
 }
 
 void make_directories(const std::string& path) {
@@ -573,8 +598,29 @@ void make_directories(const std::string& path) {
     throw InputError("output.directory: '" + path + "' is not writable");
 }
 
-void check_output_directory(const std::string& path) {
+void check_output_path(const std::string& path) {
   if (path.empty()) throw InputError("output.directory: expected a directory name, found ''");
+  // The longest name a run makes inside it: checkpoints/ckpt_NNNNNN.h5 written under a
+  // temporary name (.tmp-PID), with room for a step count of 15 digits.
+  constexpr std::size_t kLongestInside = sizeof("/checkpoints/ckpt_000000000000000.h5.tmp-4194304") - 1;
+  const long path_max = ::pathconf("/", _PC_PATH_MAX) > 0 ? ::pathconf("/", _PC_PATH_MAX) : 4096;
+  if (path.size() + kLongestInside >= std::size_t(path_max))
+    throw InputError(fmt::format("output.directory: the path is {} bytes long; with the names a run makes inside "
+                                 "it, at most {} bytes fit",
+                                 path.size(), std::size_t(path_max) - 1 - kLongestInside));
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end - start > 255)
+      throw InputError(fmt::format("output.directory: a name in the path is {} bytes long; at most 255 fit",
+                                   end - start));
+    start = end + 1;
+  }
+}
+
+void check_output_directory(const std::string& path) {
+  check_output_path(path);
   // The directory itself, or the nearest ancestor that exists, must be a writable directory.
   std::string probe = path;
   for (;;) {

@@ -1,10 +1,13 @@
 //! @file cascade's command line (CLI11): subcommands, and exceptions mapped to exit codes
-//! (0 done, 1 run failed, 2 bad input or usage).
+//! (0 done, 1 run failed, 2 bad input or usage; `cascade run` also 3, stopped by a signal with a
+//! checkpoint written, and 128 + N, stopped by signal N before anything was computed).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -13,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "cascade/backend.hpp"
 #include "cascade/bench.hpp"
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
@@ -28,6 +32,23 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+//! The variables that choose the step's transforms, checked here on every backend (each
+//! backend reads only its own): a bad value is bad input wherever it would be ignored.
+void check_step_environment() {
+  static const std::pair<const char*, std::vector<std::string>> kChoices[] = {
+      {"CASCADE_FFT_PRUNE", {"auto", "off", "on"}},   {"CASCADE_FFT_CALLBACKS", {"auto", "off", "store", "all"}},
+      {"CASCADE_FFT_BATCH", {"auto", "off", "on"}},   {"CASCADE_FFT_ROWS", {"auto", "off", "on"}},
+      {"CASCADE_FFT_COMPLEX", {"auto", "off", "on"}},
+  };
+  for (const auto& [name, allowed] : kChoices) {
+    const char* env = std::getenv(name);
+    if (!env || !*env) continue;
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == env;
+    if (!ok) throw cascade::InputError(fmt::format("{}: expected {}, found '{}'", name, fmt::join(allowed, ", "), env));
+  }
 }
 
 constexpr int kExitOk = 0;
@@ -118,10 +139,11 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "cascade: error: %s (see cascade --help)\n", e.what());
+    std::fprintf(stderr, "cascade: error: %s (see cascade --help)\n", cascade::one_line(e.what()).c_str());
     return kExitBadInput;
   }
 
+  check_step_environment();
   if (run_cmd->parsed()) {
     if (run_opts.deck.empty() == run_opts.restart.empty())
       throw cascade::InputError("run: give a deck, or --restart CHECKPOINT (not both)");
@@ -138,6 +160,8 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   if (seal->parsed()) {
+    // Every file is checked before any is touched: a bad argument leaves all of them as they were.
+    for (const auto& f : seal_files) cascade::check_resealable(f);
     for (const auto& f : seal_files) {
       cascade::reseal(f);
       fmt::print("{}: sealed\n", f);
@@ -146,6 +170,7 @@ int run(int argc, char** argv) {
   }
   if (check->parsed()) {
     const cascade::Config c = load(deck, sets, "");
+    cascade::check_run_inputs(c);
     std::fputs(("# cascade " + std::string(cascade::kVersion) + ": resolved deck of " + deck + "\n").c_str(), stdout);
     std::fputs(cascade::resolved_yaml(c).c_str(), stdout);
     return kExitOk;
@@ -179,7 +204,7 @@ int fail(int code, const char* prefix, const char* what) {
   if (!quiet_rank) {
     const std::string rank =
         cascade::parallel::size() > 1 ? fmt::format(" (rank {})", cascade::parallel::rank()) : std::string();
-    std::fprintf(stderr, "cascade: %s%s: %s\n", prefix, rank.c_str(), what);
+    std::fprintf(stderr, "cascade: %s%s: %s\n", prefix, rank.c_str(), cascade::one_line(what).c_str());
     std::fflush(stderr);
   }
   if (cascade::parallel::size() > 1) {
@@ -197,11 +222,13 @@ int main(int argc, char** argv) {
   bool report = false;
   const std::string problem = cascade::parallel::launch_problem(report);
   if (!problem.empty()) {
-    if (report) std::fprintf(stderr, "cascade: error: %s\n", problem.c_str());
+    if (report) std::fprintf(stderr, "cascade: error: %s\n", cascade::one_line(problem).c_str());
     cascade::parallel::finalize();
     return kExitBadInput;
   }
   int code = kExitOk;
+  // No OpenMP team larger than the cores (OMP_NUM_THREADS=100000 would fail to start threads).
+  cascade::cap_openmp_threads();  // `cascade run` logs what it capped
   try {
     code = run(argc, argv);
   } catch (const cascade::InputError& e) {

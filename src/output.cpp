@@ -3,18 +3,22 @@
 #include "cascade/output.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include "cascade/error.hpp"
@@ -117,13 +121,13 @@ bool ends_with(const std::string& s, const std::string& x) {
 long numbered(const std::string& name, const std::string& prefix) {
   if (!starts_with(name, prefix) || !ends_with(name, ".h5")) return -1;
   const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stol(digits);
 }
 }  // namespace
 
 bool holds_run(const std::string& dir) {
-  for (const char* f : {"deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf"})
+  for (const char* f : {"run_id", "deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf"})
     if (exists(dir + "/" + f)) return true;
   for (const auto& name : list_dir(dir + "/checkpoints"))
     if (numbered(name, "ckpt_") >= 0) return true;
@@ -145,8 +149,65 @@ void remove_stale_temporaries(const std::string& dir) {
   }
 }
 
+RunLock::RunLock(const std::string& dir) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw InputError("output.directory: cannot open '" + dir + "': " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+  int why = errno;
+  if (why != EWOULDBLOCK) {
+    // A file system that locks no directories (NFS emulates flock with byte-range locks, which
+    // need a file open for writing): a lock file inside it.
+    ::close(fd_);
+    fd_ = ::open((dir + "/.cascade.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw InputError("output.directory: cannot lock '" + dir + "': " + std::strerror(why));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    why = errno;
+  }
+  ::close(fd_);
+  fd_ = -1;
+  if (why == EWOULDBLOCK)
+    throw InputError("output.directory: '" + dir +
+                     "' is in use by another cascade run (locked); wait for it to end, or choose another directory");
+  throw InputError("output.directory: cannot lock '" + dir + "': " + std::strerror(why));
+}
+
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
+}
+
+std::string new_run_id() {
+  unsigned char bytes[16] = {};
+  bool ok = false;
+  if (std::FILE* f = std::fopen("/dev/urandom", "rb")) {
+    ok = std::fread(bytes, 1, sizeof(bytes), f) == sizeof(bytes);
+    std::fclose(f);
+  }
+  if (!ok) {  // no /dev/urandom: the clock and the process, mixed
+    std::uint64_t h = checksum64(&ok, 0, std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
+    h = checksum64(&h, sizeof(h), std::uint64_t(::getpid()));
+    std::memcpy(bytes, &h, 8);
+    h = checksum64(&h, sizeof(h));
+    std::memcpy(bytes + 8, &h, 8);
+  }
+  std::string id;
+  for (unsigned char b : bytes) id += fmt::format("{:02x}", b);
+  return id;
+}
+
+std::string read_run_id(const std::string& dir) {
+  std::ifstream in(dir + "/run_id");
+  if (!in) return "";
+  std::string id;
+  std::getline(in, id);
+  if (id.size() != 32 || id.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw InputError(dir + "/run_id: expected 32 hex digits (a run id), found '" + id.substr(0, 64) + "'");
+  return id;
+}
+
+void write_run_id(const std::string& dir, const std::string& id) { write_text_atomically(dir + "/run_id", id + "\n"); }
+
 void clear_run(const std::string& dir) {
-  for (const char* f : {"deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf", "log.txt"})
+  for (const char* f : {"run_id", "deck.yaml", "diagnostics.csv", "diagnostics.h5", "spectra.h5", "snapshots.xmf", "log.txt"})
     std::remove((dir + "/" + f).c_str());
   for (const auto& name : list_dir(dir + "/checkpoints"))
     if (numbered(name, "ckpt_") >= 0) std::remove((dir + "/checkpoints/" + name).c_str());
@@ -218,6 +279,9 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
       pending_.push_back(r);
     }
   }
+}
+
+void DiagnosticsLog::start() {
   std::string text = std::string(kDiagnosticsColumns) + "\n";
   for (const auto& r : pending_) text += r.text + "\n";
   write_text_atomically(csv_path_, text);
@@ -302,13 +366,17 @@ SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, cons
   const auto pz = r.has("/Pi_Z") ? r.read_double("/Pi_Z") : std::vector<double>(e.size(), 0.0);
   const auto kk = r.read_double("/k");
   if (kk.size() != k_.size() || kk != k_) {
-    // A resized restart: keep the earlier series under its own name, start a new one.
-    const std::string kept = fmt::format("{}/spectra_until_t{}.h5", dir, t_keep);
-    if (std::rename(path_.c_str(), kept.c_str()) != 0)
-      throw RunError("cannot rename '" + path_ + "' to '" + kept + "': " + std::strerror(errno));
+    // A resized restart: start() keeps the earlier series under its own name; a new one starts.
+    set_aside_ = fmt::format("{}/spectra_until_t{}.h5", dir, t_keep);
     return;
   }
   const std::size_t n = k_.size();
+  const std::size_t rows = t.size();
+  if (step.size() != rows || e.size() != rows * n || z.size() != rows * n || pe.size() != rows * n ||
+      pz.size() != rows * n)
+    throw InputError(fmt::format("{}: its datasets disagree in length ({} times, {} steps, {} x {} spectra): "
+                                 "corrupt or edited",
+                                 path_, rows, step.size(), e.size(), n));
   for (std::size_t row = 0; row < t.size() && t[row] <= t_keep; ++row) {
     t_.push_back(t[row]);
     step_.push_back(step[row]);
@@ -317,6 +385,12 @@ SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, cons
     flux_.insert(flux_.end(), pe.begin() + row * n, pe.begin() + (row + 1) * n);
     flux_z_.insert(flux_z_.end(), pz.begin() + row * n, pz.begin() + (row + 1) * n);
   }
+}
+
+void SpectraLog::start() {
+  if (set_aside_.empty()) return;
+  if (std::rename(path_.c_str(), set_aside_.c_str()) != 0)
+    throw RunError("cannot rename '" + path_ + "' to '" + set_aside_ + "': " + std::strerror(errno));
 }
 
 void SpectraLog::append(double t, long step, const std::vector<double>& e, const std::vector<double>& z,
@@ -475,12 +549,13 @@ std::string SnapshotSeries::listed_entries(long limit) const {
 
 SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index)
     : dir_(dir), grid_(grid), next_(next_index) {
-  make_directories(dir + "/snapshots");
   // A restart keeps the entries of the snapshots written before the checkpoint: from the
   // index when it is whole (no file is opened), else from the files themselves.
   if (next_index > 0 && !kept_xdmf_entries(dir + "/snapshots.xmf", next_index, kept_))
     kept_ = listed_entries(next_index);
 }
+
+void SnapshotSeries::start() { make_directories(dir_ + "/snapshots"); }
 
 template <class Real>
 std::function<void()> SnapshotSeries::task(const Config& config, const std::string& backend, double t, long step,
@@ -586,11 +661,12 @@ template std::function<void()> checkpoint_task<float>(const std::string&, const 
 template std::function<void()> checkpoint_task<double>(const std::string&, const Config&, const std::string&,
                                                        std::vector<Complex<double>>, const CheckpointMeta&);
 
-void prune_checkpoints(const std::string& dir, int keep) {
+void prune_checkpoints(const std::string& dir, int keep, long now) {
   std::vector<std::pair<long, std::string>> found;
   for (const auto& name : list_dir(dir + "/checkpoints")) {
     const long step = numbered(name, "ckpt_");
-    if (step >= 0) found.emplace_back(step, dir + "/checkpoints/" + name);
+    if (step > now) std::remove((dir + "/checkpoints/" + name).c_str());
+    else if (step >= 0) found.emplace_back(step, dir + "/checkpoints/" + name);
   }
   std::sort(found.begin(), found.end());
   for (std::size_t i = 0; i + keep < found.size(); ++i) std::remove(found[i].second.c_str());
@@ -617,8 +693,41 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
     c.meta.budget.last_dt = r.attr_double("last_dt", "/budget");
     c.meta.budget.open = r.attr_int("open", "/budget") != 0;
   }
-  c.nx = static_cast<int>(r.attr_int("nx"));
-  c.ny = static_cast<int>(r.attr_int("ny"));
+  // The seal proves the bytes are those cascade wrote, not that they make sense (a file edited
+  // and re-sealed, or written by a buggy tool): every value is checked as a deck value is.
+  const long long nx = r.attr_int("nx"), ny = r.attr_int("ny");
+  auto bad = [&](const std::string& what, const std::string& expected, const std::string& found) {
+    throw InputError(fmt::format("{}: attribute {}: expected {}, found {}", path, what, expected, found));
+  };
+  if (nx < 4 || nx > (1 << 20) || nx % 2 || ny < 4 || ny > (1 << 20) || ny % 2)
+    bad("nx, ny", "even sizes in [4, 1048576]", fmt::format("{} x {}", nx, ny));
+  c.nx = static_cast<int>(nx);
+  c.ny = static_cast<int>(ny);
+  const CheckpointMeta& m = c.meta;
+  if (!std::isfinite(m.time) || m.time < 0) bad("time", "a finite time >= 0", fmt::format("{}", m.time));
+  if (m.step < 0) bad("step", "a step number >= 0", std::to_string(m.step));
+  if ((m.step == 0) != (m.time == 0))
+    bad("step", "step 0 exactly at t = 0", fmt::format("step {} at t = {}", m.step, m.time));
+  if (!std::isfinite(m.dt) || m.dt < 0 || m.dt > m.time)
+    bad("dt", "a step size in [0, time]", fmt::format("{}", m.dt));
+  // At most one snapshot a step, plus the one at the start.
+  if (m.snapshot_index < 0 || m.snapshot_index > m.step + 1)
+    bad("snapshot_index", fmt::format("a snapshot count in [0, step + 1 = {}]", m.step + 1),
+        std::to_string(m.snapshot_index));
+  if (m.seed < 0 || m.seed > std::numeric_limits<int>::max()) bad("/rng seed", "an integer >= 0", std::to_string(m.seed));
+  if (!m.stepper.empty() && m.stepper != "rk4" && m.stepper != "rk3")
+    bad("/stepper name", "rk4 or rk3", "'" + m.stepper + "'");
+  for (int q = 0; q < BudgetState::kTerms; ++q)
+    if (!std::isfinite(m.budget.integral[q])) bad("/budget", "finite integrals", fmt::format("{}", m.budget.integral[q]));
+  if (!std::isfinite(m.budget.interval) || m.budget.interval < 0 || !std::isfinite(m.budget.last_dt) ||
+      m.budget.last_dt < 0)
+    bad("/budget", "a finite interval and last step >= 0",
+        fmt::format("{} and {}", m.budget.interval, m.budget.last_dt));
+  if (r.has_attribute("run_id")) {
+    c.run_id = r.attr_string("run_id");
+    if (c.run_id.size() != 32 || c.run_id.find_first_not_of("0123456789abcdef") != std::string::npos)
+      bad("run_id", "32 hex digits", "'" + c.run_id.substr(0, 64) + "'");
+  }
   const std::string precision = r.attr_string("precision");
   if (precision != "double" && precision != "single")
     throw InputError(path + ": attribute precision is '" + precision + "', expected double or single");

@@ -56,7 +56,7 @@ PoissonResult solve_poisson(Backend<Real>& backend, const PoissonConfig& p) {
   double sum2 = 0;
   for (std::size_t k = 0; k < g.size(); ++k) {
     const double e = std::abs(res.phi[k] - res.exact[k]);
-    res.linf = std::max(res.linf, e);
+    res.linf = std::isnan(e) || std::isnan(res.linf) ? NAN : std::max(res.linf, e);  // NaN is never hidden
     sum2 += e * e;
   }
   res.l2 = std::sqrt(sum2) / double(g.size());
@@ -89,6 +89,14 @@ int poisson_with(const Config& c, BackendKind kind, const std::string& why) {
   }
   const PoissonResult r = solve_poisson(*backend, p);
   if (!root) return 0;
+  // Non-finite values (an unresolvable Gaussian, say) are a failure, not a result to write.
+  for (const auto* field : {&r.rhs, &r.phi})
+    for (std::size_t k = 0; k < field->size(); ++k)
+      if (!std::isfinite((*field)[k]))
+        throw RunError(fmt::format("the {} is not finite ({} at point {}); nothing written (is poisson.sigma = {:g} "
+                                   "resolved by the grid spacing {:g}?)",
+                                   field == &r.rhs ? "right-hand side" : "solution", (*field)[k], k, p.sigma,
+                                   std::min(grid.dx(), grid.dy())));
   fmt::print("gauge: {}\n", p.gauge == "corner" ? "phi(0,0) = 0 (corner, as the reference example)"
                                                  : "mean of phi = 0 (exact solution shifted to zero mean)");
   auto report = [&](const char* label, int i, int j) {

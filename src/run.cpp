@@ -41,7 +41,9 @@ std::atomic<int> g_signal{0};
 
 extern "C" void on_stop_signal(int sig) { g_signal.store(sig); }
 
-//! SIGINT/SIGTERM set a flag; the run finishes its step, writes a checkpoint and exits 0.
+//! SIGINT/SIGTERM set a flag, from the moment `cascade run` starts: before the first step the
+//! run stops with one line and nothing written (128 + signal); after it, the run finishes its
+//! step, writes a checkpoint and exits kExitStopped.
 class StopSignals {
  public:
   StopSignals() {
@@ -103,9 +105,35 @@ std::string hms(double seconds) {
   return fmt::format("{}:{:02d}:{:02d}", s / 3600, int(s / 60 % 60), int(s % 60));
 }
 
+//! Where a checkpoint's run lives: the folder above its checkpoints/ folder, or "".
+std::string run_of_checkpoint(const std::string& path) {
+  const std::string parent = parent_dir(path);
+  return base_name(parent) == "checkpoints" ? parent_dir(parent) : std::string();
+}
+
+bool same_directory(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return !a.empty() && ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+//! A signal that came before anything was computed or written: one line, nothing on disk.
+int stopped_before_start(int sig, Console& console) {
+  console.always(fmt::format("stopped by signal {} before the run began: nothing was computed and nothing written; "
+                             "run the same command again",
+                             sig));
+  return 128 + sig;
+}
+
+int agreed_signal(const StopSignals& signals) {
+  int caught[1] = {signals.caught()};
+  if (parallel::size() > 1) parallel::agree_max(caught, 1);
+  return caught[0];
+}
+
 template <class Real>
 int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string& why, const CheckpointFile* from,
-             Console& console) {
+             Console& console, std::optional<RunLock>& lock, StopSignals& signals) {
   const bool restart = from != nullptr;
   const std::string dir = c.output.directory;
   // Over MPI every rank runs this function in step (parallel.hpp); rank 0 alone shows, logs
@@ -173,23 +201,37 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
                     ? fmt::format("; FFT work area {:.2f} GiB", backend->fft_work_bytes() / 1073741824.0)
                     : std::string()));
 
-  // ---- the output directory: only now, with the inputs accepted, is anything written
+  // ---- the output directory: what a restart keeps is read and checked first; only when every
+  // input has passed is anything written
   std::optional<DiagnosticsLog> diagnostics;
   std::optional<SpectraLog> spectra;
   std::optional<SnapshotSeries> snapshots;
   if (root) {
-    if (!restart && o.overwrite) clear_run(dir);
-    make_directories(dir);
-    remove_stale_temporaries(dir);
-    console.open_log(dir + "/log.txt");
-    write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
-    make_directories(dir + "/checkpoints");
     diagnostics.emplace(dir, restart, solver.time());
     spectra.emplace(dir, restart, solver.time(), solver.shell_centres());
     snapshots.emplace(dir, grid, restart ? from->meta.snapshot_index : 0);
   }
+  if (const int sig = agreed_signal(signals)) return stopped_before_start(sig, console);
+  if (root) {
+    make_directories(dir);
+    if (!lock) {
+      // A new directory, locked as soon as it exists; a run that made it in the meantime wins.
+      lock.emplace(dir);
+      if (holds_run(dir) && !o.overwrite)
+        throw InputError("output.directory: '" + dir + "' already holds a run's output (another run started there "
+                         "meanwhile); choose another directory");
+    }
+    if (!restart && o.overwrite) clear_run(dir);
+    remove_stale_temporaries(dir);
+    write_run_id(dir, c.run_id);
+    console.open_log(dir + "/log.txt");
+    write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
+    make_directories(dir + "/checkpoints");
+    diagnostics->start();
+    spectra->start();
+    snapshots->start();
+  }
   BackgroundWriter writer;
-  StopSignals signals;
 
   const auto start = Clock::now();
   auto wall = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -239,12 +281,12 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     writer.submit(diagnostics->h5_task(c, where));
     if (c.output.spectra_every > 0) writer.submit(spectra->h5_task(c, where, solver.dk()));
     writer.submit(checkpoint_task<Real>(path, c, where, std::move(state), m));
-    writer.submit([dir, keep = c.output.keep_checkpoints, path, last_good] {
+    writer.submit([dir, keep = c.output.keep_checkpoints, path, last_good, now = solver.steps()] {
       {
-        std::lock_guard<std::mutex> lock(last_good->mutex);
+        std::lock_guard<std::mutex> guard(last_good->mutex);
         last_good->path = path;  // only once it is on disk under its name
       }
-      prune_checkpoints(dir, keep);
+      prune_checkpoints(dir, keep, now);
     });
   };
 
@@ -357,7 +399,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     console.always(fmt::format("stopped by signal {} at t = {:.9g}, step {}; checkpoint written: {}", stopped_by,
                                solver.time(), solver.steps(), last_checkpoint()));
     console.always(fmt::format("resume with: cascade run --restart {}", last_checkpoint()));
-    return 0;
+    return kExitStopped;
   }
   // ---- the summary
   std::size_t used = 0, total = 0;
@@ -386,10 +428,18 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
 
 }  // namespace
 
+void check_run_inputs(const Config& c) {
+  check_output_path(c.output.directory);
+  if (c.initial.type == "file") read_initial_field(c.initial.path);
+}
+
 int run_command(const RunOptions& o) {
+  StopSignals signals;  // from the start: a signal during set-up is answered too
+  const std::string openmp_note = cap_openmp_threads();
   std::vector<std::string> overrides = o.overrides;
   if (!o.output.empty()) overrides.push_back("output.directory=" + o.output);
   std::vector<std::string> notes;
+  if (!openmp_note.empty()) notes.push_back("note: " + openmp_note);
   Config c;
   std::unique_ptr<CheckpointFile> from;
   if (!o.restart.empty()) {
@@ -404,26 +454,47 @@ int run_command(const RunOptions& o) {
                                    from->meta.time, c.time.t_end));
   } else {
     c = load_deck(o.deck, overrides);
+    check_run_inputs(c);
   }
   const std::string dir = c.output.directory;
+  std::optional<RunLock> lock;
   if (parallel::root()) {  // over MPI, rank 0 alone looks at and writes the output directory
+    check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
     struct stat st{};
-    const bool dir_exists = ::stat(dir.c_str(), &st) == 0;
-    if (!from && dir_exists && holds_run(dir)) {
-      if (!o.overwrite)
+    const bool dir_exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    // An existing directory is locked before anything in it is read, and for the whole run.
+    if (dir_exists) lock.emplace(dir);
+    const bool holds = dir_exists && holds_run(dir);
+    if (!from) {
+      if (holds && !o.overwrite)
         throw InputError("output.directory: '" + dir +
                          "' already holds a run's output; continue it with --restart CHECKPOINT, choose another "
                          "directory, or replace it with --overwrite");
+      c.run_id = new_run_id();
+    } else if (holds) {
+      // A checkpoint continues its own run only: one copied elsewhere and restarted must not
+      // merge into whatever run the directory holds.
+      const std::string held = read_run_id(dir);
+      const bool same = !held.empty() && !from->run_id.empty() ? held == from->run_id
+                                                               : same_directory(run_of_checkpoint(o.restart), dir);
+      if (!same)
+        throw InputError(fmt::format(
+            "--restart: '{}' belongs to {} but '{}' holds {}; to continue it there would mix two runs: name a new "
+            "directory with --output",
+            o.restart, from->run_id.empty() ? std::string("a run written before run ids") : "run " + from->run_id,
+            dir, held.empty() ? std::string("another run") : "run " + held));
+      c.run_id = !held.empty() ? held : !from->run_id.empty() ? from->run_id : new_run_id();
+    } else {
+      c.run_id = new_run_id();  // continued into a new directory: a new run from that state
     }
-    check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
   }
   std::string why;
   const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
   Console console(o.quiet ? Console::Level::Quiet : o.verbose ? Console::Level::Verbose : Console::Level::Normal);
   for (const auto& n : notes) console.info(n);
   try {
-    return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get(), console)
-                                                : run_with<double>(c, o, kind, why, from.get(), console);
+    return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get(), console, lock, signals)
+                                                : run_with<double>(c, o, kind, why, from.get(), console, lock, signals);
   } catch (const std::exception& e) {
     console.detail(std::string("error: ") + e.what());  // on screen main() prints it; here for log.txt
     throw;

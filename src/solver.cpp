@@ -156,11 +156,8 @@ void Solver<Real>::lamb_dipole() {
   set_vorticity(w);
 }
 
-//! initial.type file: the vorticity of a snapshot (/vorticity) or a checkpoint
-//! (/state/omega_hat), resized spectrally when its grid differs.
-template <class Real>
-void Solver<Real>::load_file(const std::string& path) {
-  const Grid& g = b_.grid();
+InitialField read_initial_field(const std::string& path) {
+  InitialField f;
   bool checkpoint = false;
   {
     H5Reader probe(path);
@@ -169,16 +166,40 @@ void Solver<Real>::load_file(const std::string& path) {
       throw InputError(path + ": initial.path: expected a snapshot (/vorticity) or a checkpoint (/state/omega_hat)");
   }
   if (checkpoint) {
-    const CheckpointFile c = read_checkpoint(path, {});
-    set_vorticity_hat_resized(c.omega_hat, c.nx, c.ny);
+    CheckpointFile c = read_checkpoint(path, {});
+    f.spectral = true;
+    f.nx = c.nx;
+    f.ny = c.ny;
+    f.values = std::move(c.omega_hat);
+  } else {
+    H5Reader r(path);
+    const auto shape = r.shape("/vorticity");
+    if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2 ||
+        shape[0] > (1u << 20) || shape[1] > (1u << 20))
+      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field, 4 to 2^20 a side");
+    f.ny = int(shape[0]);
+    f.nx = int(shape[1]);
+    f.values = r.read_double("/vorticity");
+  }
+  for (std::size_t k = 0; k < f.values.size(); ++k)
+    if (!std::isfinite(f.values[k]))
+      throw InputError(fmt::format("{}: initial.path: the vorticity is not finite ({} at {} {})", path, f.values[k],
+                                   f.spectral ? "spectral value" : "point", f.spectral ? k / 2 : k));
+  return f;
+}
+
+//! initial.type file: the vorticity of a snapshot (/vorticity) or a checkpoint
+//! (/state/omega_hat), resized spectrally when its grid differs.
+template <class Real>
+void Solver<Real>::load_file(const std::string& path) {
+  const Grid& g = b_.grid();
+  const InitialField f = read_initial_field(path);
+  if (f.spectral) {
+    set_vorticity_hat_resized(f.values, f.nx, f.ny);
     return;
   }
-  H5Reader r(path);
-  const auto shape = r.shape("/vorticity");
-  if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2)
-    throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field");
-  const int ny = int(shape[0]), nx = int(shape[1]);
-  const std::vector<double> w = r.read_double("/vorticity");
+  const int ny = f.ny, nx = f.nx;
+  const std::vector<double>& w = f.values;
   if (nx == g.nx && ny == g.ny) {
     set_vorticity(std::vector<Real>(w.begin(), w.end()));
     return;
@@ -409,6 +430,9 @@ StepReport Solver<Real>::step(double t_output) {
     throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
                              "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g})",
                              step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx));
+  if (!c.lands && !(t_ + c.dt > t_))
+    throw BlowUp(fmt::format("time step {:.3e} at step {}, t = {:.17g}, is below the resolution of t", c.dt,
+                             step_ + 1, t_));
   advance(c.dt, begin_step(c.dt));
   t_ = c.lands ? t_output : t_ + c.dt;
   dt_prev_ = c.limit == DtLimit::Output ? dt_prev_ : c.dt;  // a shortened step does not slow the ramp
@@ -479,14 +503,12 @@ Diagnostics Solver<Real>::diagnose_interval() {
 
 template <class Real>
 double Solver<Real>::dk() const {
-  return 2 * M_PI / std::max(b_.grid().lx, b_.grid().ly);
+  return b_.grid().shell_width();
 }
 
 template <class Real>
 std::vector<double> Solver<Real>::shell_centres() const {
-  const Grid& g = b_.grid();
-  const double kmax = std::hypot(g.kx(g.nx / 2), 2 * M_PI * (g.ny / 2) / g.ly);
-  const int shells = int(std::floor(kmax / dk() + 0.5)) + 1;
+  const int shells = int(b_.grid().shell_count());  // bounded by the deck's checks
   std::vector<double> k(shells);
   for (int s = 0; s < shells; ++s) k[s] = s * dk();
   return k;

@@ -236,6 +236,12 @@ struct CudaDeviceInfo {
 };
 std::vector<CudaDeviceInfo> cuda_devices();
 #endif
+//! The cores this process may run on (its CPU affinity), at least 1.
+int cpu_cores_available();
+//! OpenMP's default team (OMP_NUM_THREADS) capped at the cores available, so that no parallel
+//! region asks for more threads than the machine can start; returns a note when it capped.
+std::string cap_openmp_threads();
+
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads,
                                                 FftPlanning planning = FftPlanning::Estimate);

@@ -3,7 +3,9 @@
 //!
 //!   dt = min(dt_max, growth * dt_prev, cfl / max(|u|/dx + |v|/dy))
 //!
-//! then shortened to land exactly on the next output time. On the first step (dt_prev = 0)
+//! then, near the next output time, shortened to land on it exactly: what remains within one
+//! step is taken in one; within two, in two nearly equal steps (kFirstOfTwo of it, then the
+//! rest), so that no step is a sliver of its neighbours. On the first step (dt_prev = 0)
 //! dt_initial, when set (> 0), takes the place of growth * dt_prev. The caller refuses a step
 //! below dt_min unless the output time shortened it, and stops on a non-finite maximum.
 #pragma once
@@ -13,6 +15,8 @@ namespace cascade {
 enum class DtLimit { Cfl, DtMax, Growth, Output };
 
 const char* to_string(DtLimit limit);
+
+constexpr double kFirstOfTwo = 0.51;
 
 struct DtPolicy {
   double cfl = 0.5;

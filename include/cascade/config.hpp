@@ -121,6 +121,7 @@ struct Config {
   PoissonConfig poisson;
   std::vector<std::string> overrides;  //!< --set key.path=value, in order
   std::map<std::string, int> lines;    //!< "section.key" -> line in the deck (1-based)
+  std::string run_id;  //!< the run's identity (not a deck key): set by `cascade run`, kept in its files
 
   Grid make_grid() const { return Grid(grid.nx, grid.ny, grid.lx, grid.ly, grid.dealias); }
 };

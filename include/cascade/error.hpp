@@ -18,6 +18,11 @@ struct RunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+//! A message as one printable line: control characters (a newline in a file name, a tab in a
+//! deck) are shown escaped, and a very long text is cut. Every message that reaches stderr
+//! passes through it (src/main.cpp), whatever put the characters there.
+std::string one_line(const std::string& text);
+
 [[noreturn]] void fail_call(const char* library, const char* call, const std::string& detail,
                             const char* file, int line);
 

@@ -34,6 +34,10 @@ struct Grid {
   int mode_y(int j) const { return j <= ny / 2 ? j : j - ny; }   //!< integer wavenumber n
   double kx(int i) const;
   double ky(int j) const;
+  //! Spectra are summed over shells of this width, 2 pi / max(lx, ly), centred on s dk.
+  double shell_width() const;
+  //! Shells from k = 0 to the largest |k| of the grid (as a double: an absurd box overflows int).
+  double shell_count() const;
 };
 
 //! The part of a grid one backend holds. A single-process backend holds all of it; a

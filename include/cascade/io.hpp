@@ -79,11 +79,15 @@ enum class Seal { IfPresent, Required };
 void verify_seal(const std::string& path, bool required);
 //! Whether the file starts like an HDF5 file or a sealed cascade file (reads 16 bytes).
 bool is_hdf5_file(const std::string& path);
+//! InputError unless `path` is a sealed cascade HDF5 file that can be re-sealed (changes nothing).
+void check_resealable(const std::string& path);
 //! Renew the seal of a file cascade wrote and someone then edited on purpose (`cascade seal`).
 void reseal(const std::string& path);
 
 //! An HDF5 file opened for reading. Every failure (cannot open, missing object, wrong shape)
-//! throws InputError with one line: "FILE: what".
+//! throws InputError with one line: "FILE: what". No read allocates more than the file could
+//! hold: a dataset or string attribute that declares more bytes than the file has (a crafted
+//! or truncated file) is refused before any memory is taken for it.
 class H5Reader {
  public:
   //! Verifies the seal first (see kSealBlockBytes): required for checkpoints.
@@ -118,6 +122,8 @@ void write_provenance(H5Writer& file, const Config& config, const std::string& b
 //! mkdir -p; throws InputError naming the directory when it cannot be made or written.
 void make_directories(const std::string& path);
 
+//! Check that the names a run makes under `path` fit the system's limits (PATH_MAX, 255 a name).
+void check_output_path(const std::string& path);
 //! Check that `path` can be created and written, creating nothing (InputError otherwise).
 void check_output_directory(const std::string& path);
 

@@ -47,8 +47,30 @@ class BackgroundWriter {
 
 // ---------------------------------------------------------------- the run directory
 
-//! True when `dir` holds cascade output (deck.yaml, diagnostics, snapshots or checkpoints).
+//! True when `dir` holds cascade output (run_id, deck.yaml, diagnostics, snapshots or checkpoints).
 bool holds_run(const std::string& dir);
+
+//! An exclusive lock on a run directory for a run's lifetime: flock(2) on the directory itself
+//! (nothing is created), or, on file systems that refuse that (NFS), on the file `.cascade.lock`
+//! inside it. The kernel releases it however the process ends, SIGKILL included.
+class RunLock {
+ public:
+  //! Locks `dir`, which must exist; InputError (exit 2) when another process holds it.
+  explicit RunLock(const std::string& dir);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+//! A run's identity: 32 hex digits drawn at creation, in `dir`/run_id and in every file the run
+//! writes (attribute run_id), so that a checkpoint knows which directory it belongs to.
+std::string new_run_id();
+//! The id in `dir`/run_id, or "" (no such file: a new directory, or one written before ids).
+std::string read_run_id(const std::string& dir);
+void write_run_id(const std::string& dir, const std::string& id);
 //! Remove the temporaries of writes that were killed (NAME.tmp-PID of a process that is gone).
 void remove_stale_temporaries(const std::string& dir);
 //! Remove cascade's own files from `dir` (for --overwrite); other files are left alone.
@@ -70,8 +92,11 @@ std::string diagnostics_csv_line(const Diagnostics& d, double wall);
 //! write_h5, at checkpoints and at the end).
 class DiagnosticsLog {
  public:
-  //! Start a new log, or (restart) keep the rows at t <= t_keep of an existing one.
+  //! A new log, or (restart) the rows at t <= t_keep of an existing one, read and checked
+  //! here; nothing is written before start().
   DiagnosticsLog(const std::string& dir, bool restart, double t_keep);
+  //! Write diagnostics.csv anew (header and kept rows) and open it for appending.
+  void start();
   ~DiagnosticsLog();
   DiagnosticsLog(const DiagnosticsLog&) = delete;
   DiagnosticsLog& operator=(const DiagnosticsLog&) = delete;
@@ -94,7 +119,10 @@ class DiagnosticsLog {
 //! Shell spectra over time, added to spectra.h5 by h5_task (as DiagnosticsLog does).
 class SpectraLog {
  public:
+  //! Reads (restart) the spectra at t <= t_keep; nothing is written before start().
   SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k);
+  //! A resized restart keeps the earlier series as spectra_until_tT.h5 (renamed here).
+  void start();
   void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy,
               const std::vector<double>& flux, const std::vector<double>& flux_z);
   std::function<void()> h5_task(const Config& config, const std::string& backend, double dk);
@@ -104,6 +132,7 @@ class SpectraLog {
   std::vector<double> k_, t_, energy_, enstrophy_, flux_, flux_z_;  //!< rows not yet in the file
   std::vector<long long> step_;
   bool fresh_ = true;
+  std::string set_aside_;  //!< start() renames spectra.h5 to this (a resized restart)
 };
 
 // ---------------------------------------------------------------- snapshots
@@ -122,7 +151,9 @@ class SnapshotSeries {
  public:
   //! `next_index`: the number of the next snapshot (0 for a new run, from the checkpoint on a
   //! restart, in which case the index lists the existing files below it).
+  //! The entries are read (and the files they come from checked) here; start() makes the folder.
   SnapshotSeries(const std::string& dir, const Grid& grid, long next_index);
+  void start();
   long next_index() const { return next_; }
   //! Fields (name -> values, ny x nx, the run's precision) for the next snapshot: returns the
   //! task that writes it and the index.
@@ -162,8 +193,10 @@ template <class Real>
 std::function<void()> checkpoint_task(const std::string& path, const Config& config, const std::string& backend,
                                       std::vector<Complex<Real>> omega_hat, const CheckpointMeta& meta);
 
-//! Remove all but the newest `keep` checkpoints of `dir`/checkpoints (by step number).
-void prune_checkpoints(const std::string& dir, int keep);
+//! Remove all but the newest `keep` checkpoints of `dir`/checkpoints up to step `now` (by step
+//! number), and those after it: after a restart from an earlier checkpoint they belong to the
+//! continuation it abandoned (its diagnostics rows are dropped alike).
+void prune_checkpoints(const std::string& dir, int keep, long now);
 
 //! A checkpoint read back and verified (checksum, shapes, precision). Every problem is an
 //! InputError naming the file. The deck is parsed with `overrides` applied.
@@ -174,6 +207,7 @@ struct CheckpointFile {
   int nx = 0, ny = 0;              //!< grid of the stored state
   std::vector<double> omega_hat;   //!< interleaved (re, im), ny x (nx/2+1)
   CheckpointMeta meta;
+  std::string run_id;              //!< the run it belongs to ("" in files written before ids)
 };
 
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides);

@@ -23,8 +23,18 @@ struct RunOptions {
   bool verbose = false;                //!< more detail (every periodic line kept on screen)
 };
 
-//! Run; returns the exit code (0 done or stopped by a signal with a checkpoint written).
-//! Throws InputError (exit 2) and RunError (exit 1).
+//! Exit codes of `cascade run` besides 0 (done), 1 (RunError) and 2 (InputError).
+constexpr int kExitStopped = 3;  //!< stopped by SIGINT/SIGTERM, a checkpoint written: resumable
+//! Stopped by signal N before anything was computed, nothing written: 128 + N (the shell's
+//! convention); run the same command again.
+
+//! Run; returns the exit code (0 done, kExitStopped, 128 + signal). Throws InputError (exit 2)
+//! and RunError (exit 1).
 int run_command(const RunOptions& options);
+
+//! What `cascade check` adds to the deck's own checks: everything else a run derives from the
+//! deck without running (the output path's length, the initial-condition file and its values).
+//! InputError on the first problem; nothing is created.
+void check_run_inputs(const Config& config);
 
 }  // namespace cascade

@@ -60,6 +60,15 @@ struct StepReport {
 };
 
 //! The run failed numerically (non-finite velocity, or a step below dt_min).
+//! The vorticity of initial.type file, read and checked (even sizes, finite values): a
+//! snapshot's /vorticity (physical, ny x nx) or a checkpoint's spectral state (interleaved re, im).
+struct InitialField {
+  bool spectral = false;
+  int nx = 0, ny = 0;
+  std::vector<double> values;
+};
+InitialField read_initial_field(const std::string& path);
+
 struct BlowUp : RunError {
   using RunError::RunError;
 };
