@@ -1,13 +1,16 @@
 # cascade: the two commands.
 #   make run    install missing dependencies, build, run the default deck (GPU if present, else CPU)
 #   make test   the same set-up, then the test suite (ctest)
-# Variables: BUILD (build directory), CMAKE_FLAGS (e.g. -DCASCADE_CUDA=OFF), DECK, JOBS.
+# Variables: BUILD (build directory), CMAKE_FLAGS (e.g. -DCASCADE_CUDA=OFF), DECK, JOBS,
+# DEPS=no (skip scripts/install-deps), GENERATOR (Ninja where ninja is on PATH, else Unix Makefiles).
 
 BUILD       ?= build
 DECK        ?= input/decaying.yaml
 RUN_DIR     ?= output/$(basename $(notdir $(DECK)))
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+DEPS        ?= yes
+GENERATOR   ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
 # nvcc is often installed outside PATH; let CMake find it there.
 export PATH := $(PATH):/usr/local/cuda/bin
@@ -16,11 +19,12 @@ export PATH := $(PATH):/usr/local/cuda/bin
 
 all: build
 
+# Installs what is missing where apt can; elsewhere lists it and lets CMake decide (exit 0).
 deps:
-	@scripts/install-deps
+	@if [ "$(DEPS)" = no ]; then echo "make: DEPS=no: dependency step skipped"; else scripts/install-deps; fi
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 
@@ -46,7 +50,7 @@ test: build
 # sanitizers and the CUDA runtime do not mix).
 SAN_BUILD ?= build-sanitize
 sanitize: deps
-	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(SAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCASCADE_CUDA=OFF -DCASCADE_SANITIZE=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -58,7 +62,7 @@ sanitize: deps
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 fuzz: deps
-	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCASCADE_CUDA=OFF -DCASCADE_TESTS=OFF -DCASCADE_FUZZ=ON
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_deck fuzz_checkpoint
 	mkdir -p tests/fuzz/crashes

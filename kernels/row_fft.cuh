@@ -25,7 +25,7 @@
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
 //!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements).
 //! The stages are CASCADE_HD functions of (row buffer, butterfly index), so that the host can
-//! run the same arithmetic thread by thread (tests/test_row_fft.cpp) against a plain DFT.
+//! run the same arithmetic thread by thread (tests/test_fft.cpp, RowFft) against a plain DFT.
 #pragma once
 
 #include <cstddef>

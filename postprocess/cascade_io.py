@@ -1,6 +1,6 @@
 """Readers for cascade's output, shared by the plotting scripts and the tests.
 
-Needs numpy and h5py (Debian: python3-numpy python3-h5py). Layout (DESIGN.md section 4):
+Needs numpy and h5py (Debian: python3-numpy python3-h5py). Layout (docs/output-format.md):
 
     RUN/deck.yaml                  the resolved deck
     RUN/diagnostics.csv, .h5       time series (step, t, dt, E, Z, P, max_u, cfl_limit, ...)

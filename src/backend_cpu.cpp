@@ -316,7 +316,7 @@ void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename F
 
 //! What the CPU executors share: buffers from fftw_malloc, and the OpenMP loops over the
 //! functors with their reductions. CpuExec adds the transforms of a whole grid; MpiCpuExec
-//! (backend_mpi) those of a slab, and reductions across the ranks.
+//! (below, with FFTW's MPI transforms) those of a slab, and reductions across the ranks.
 template <class Real>
 class CpuLoops {
   using F = Fftw<Real>;

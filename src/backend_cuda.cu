@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <cufftXt.h>
+#include <dlfcn.h>
 #if defined(CASCADE_HAVE_NCCL)
 #include <nccl.h>
 #endif
@@ -60,7 +61,13 @@ int cuda_device_count(std::string* error) {
   int n = 0;
   const cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
-    if (error) *error = cudaGetErrorString(rc);
+    // Without a driver the runtime says "driver version is insufficient": say what is missing.
+    // The runtime loads libcuda.so.1 when it finds one, so it is loaded iff a driver exists.
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (driver) dlclose(driver);
+    const bool no_driver = !driver && (rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice);
+    if (error) *error = no_driver ? std::string("no NVIDIA driver or GPU found")
+                                  : std::string("no CUDA device: ") + cudaGetErrorString(rc);
     cudaGetLastError();  // clear the sticky-free error so later queries start clean
     return 0;
   }

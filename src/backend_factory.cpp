@@ -11,7 +11,7 @@ std::string cuda_unavailable_reason() {
 #if defined(CASCADE_HAVE_CUDA)
   std::string why;
   if (cuda_device_count(&why) > 0) return "";
-  return "no CUDA device: " + why;
+  return why;
 #else
   return "built without CUDA (CASCADE_CUDA=OFF or no nvcc at configure time)";
 #endif

@@ -129,7 +129,7 @@ int run_step_bench(const BenchOptions& o) {
   std::vector<BackendKind> kinds;
   const std::string why = cuda_unavailable_reason();
   if (why.empty()) kinds.push_back(BackendKind::Cuda);
-  else fmt::print("no CUDA device ({}): CPU rows only\n", why);
+  else fmt::print("{}: CPU rows only\n", why);
   if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
   std::vector<StepRow> rows;
   fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}  {}\n", "backend", "prec",

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace cascade {
 
 Console::Console(Level level) : level_(level), tty_(::isatty(STDOUT_FILENO) == 1) {}
@@ -84,6 +86,13 @@ void Console::progress(const std::string& text, bool periodic) {
     std::printf("%s\n", text.c_str());
     std::fflush(stdout);
   }
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes < 1024.0) return fmt::format("{:.0f} bytes", bytes);
+  if (bytes < 1048576.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  if (bytes < 1073741824.0) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
 }
 
 }  // namespace cascade

@@ -158,9 +158,9 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     backend->device_memory(used, total);
     const double gib = 1073741824.0;
     if (kind == BackendKind::Cuda) {
-      console.info(fmt::format("memory: the fields need {:.2f} GiB{} ({:.0f} bytes a grid point), the FFT work area "
+      console.info(fmt::format("memory: the fields need {}{} ({:.0f} bytes a grid point), the FFT work area "
                                "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
-                               need / gib, parallel::size() > 1 ? " on each GPU" : "",
+                               human_bytes(double(need)), parallel::size() > 1 ? " on each GPU" : "",
                                double(need) / double(backend->slab().real_count(grid)), backend->fft_work_bytes() / gib,
                                (total - used) / gib, total / gib));
       // Room for the reductions' scratch and the CUDA context's own growth.
@@ -169,9 +169,6 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
         throw InputError(fmt::format("grid {} x {}: the run needs {:.2f} GiB on the GPU but only {:.2f} GiB are free; "
                                      "use a smaller grid, run.precision: single, or time.stepper: rk3 (two registers)",
                                      grid.nx, grid.ny, (need + margin) / gib, (total - used) / gib));
-    } else {
-      console.info(fmt::format("memory: the fields need {:.2f} GiB{}", need / gib,
-                               parallel::size() > 1 ? " on each rank" : ""));
     }
   }
   Solver<Real> solver(*backend, c);
@@ -192,7 +189,9 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   } else {
     solver.initialise();
   }
-  console.info(fmt::format("fields: {:.1f} MiB on the {}", solver.memory_bytes() / 1048576.0, to_string(kind)));
+  if (kind != BackendKind::Cuda)  // the GPU's line came before allocating
+    console.info(fmt::format("memory: the fields take {}{}", human_bytes(double(solver.memory_bytes())),
+                             parallel::size() > 1 ? " on each rank" : ""));
   // What the backend made of its step transforms (the GPU: pruned, batched pairs, cuFFT
   // callbacks; the CPU: row by row or not; the MPI slabs: none of their own) and why.
   // The GPU's FFT work area may have grown for them (the complex pairs' is twice the real one's).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cascade run writes deck.yaml (which reads back to the same resolved deck) and
-# diagnostics.csv with the columns DESIGN.md names, a row at t = 0 and one per output time.
+# diagnostics.csv with the columns docs/output-format.md names, a row at t = 0 and one per output time.
 #   run_outputs.sh CASCADE_BINARY SOURCE_DIR
 set -eu
 bin=$1 src=$2

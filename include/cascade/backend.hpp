@@ -225,6 +225,7 @@ std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device);
 //! its GPUs in order; every rank calls it). InputError when built without NCCL.
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cuda_slab_backend(const Grid& grid);
+//! The CUDA devices present; where none, `error` says why ("no NVIDIA driver or GPU found", ...).
 int cuda_device_count(std::string* error = nullptr);
 
 struct CudaDeviceInfo {

@@ -45,4 +45,7 @@ class Console {
   std::vector<std::string> pending_;
 };
 
+//! A size in the unit that fits it: "512 bytes", "3.0 MiB", "1.25 GiB".
+std::string human_bytes(double bytes);
+
 }  // namespace cascade

@@ -1,4 +1,4 @@
-//! @file The output directory of a run (DESIGN.md section 4): snapshots and their XDMF index,
+//! @file The output directory of a run (docs/output-format.md): snapshots and their XDMF index,
 //! diagnostics (CSV + HDF5), spectra, checkpoints, and the background writer that keeps file
 //! writes off the time-stepping thread.
 #pragma once

@@ -1,5 +1,5 @@
 //! @file `cascade run`: a deck run from start (or a checkpoint) to t_end, with progress lines
-//! and the output directory of DESIGN.md section 4.
+//! and the output directory of docs/output-format.md.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace cascade {
 
-//! The columns of diagnostics.csv (DESIGN.md section 4), in order.
+//! The columns of diagnostics.csv (docs/output-format.md, Diagnostics), in order.
 extern const char* const kDiagnosticsColumns;
 
 struct RunOptions {

@@ -15,7 +15,7 @@
 
 namespace cascade {
 
-//! One row of diagnostics (DESIGN.md section 4): domain means of the state at time t, and the
+//! One row of diagnostics (docs/output-format.md, Diagnostics): domain means of the state at time t, and the
 //! budget terms. In a row written at an output time the budget terms are means over the
 //! interval since the previous row, accumulated exactly step by step (trapezoidal in time for
 //! the damping, and for deterministic forcing; the injection of white-in-time forcing is the
