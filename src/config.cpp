@@ -3,12 +3,18 @@
 #include "cascade/config.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <regex>
@@ -20,43 +26,69 @@
 namespace cascade {
 namespace {
 
-//! YAML's spellings of the IEEE specials (.nan, .inf, -.inf), which std::stod does not read;
-//! accepted so that validation can name the value ("found nan") rather than its spelling.
-bool yaml_special(const std::string& t, double& x) {
-  std::string s = t;
-  s.erase(0, s.find_first_not_of(" \t"));
-  s.erase(s.find_last_not_of(" \t") + 1);
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") x = std::numeric_limits<double>::quiet_NaN();
-  else if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") x = std::numeric_limits<double>::infinity();
-  else if (s == "-.inf" || s == "-.Inf" || s == "-.INF") x = -std::numeric_limits<double>::infinity();
-  else return false;
+//! YAML's spellings of the IEEE specials (.nan, .inf, -.inf) and the plain nan and inf, which
+//! are accepted so that validation can name the value ("found nan") rather than its spelling.
+bool special_number(const std::string& t, double& x) {
+  static const std::regex special(R"(\s*([+-]?)(\.nan|\.NaN|\.NAN|nan|NaN|NAN|\.inf|\.Inf|\.INF|inf|Inf|INF)\s*)");
+  std::smatch m;
+  if (!std::regex_match(t, m, special)) return false;
+  if (m[2].str().back() == 'n' || m[2].str().back() == 'N')  // nan, not inf
+    x = std::numeric_limits<double>::quiet_NaN();
+  else
+    x = m[1].str() == "-" ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   return true;
 }
+
+//! A decimal number as written in a deck: 12, -0.5, .5, 1e-3 (not 0x10 or 0x1p-3, which
+//! std::stod would take). A subnormal is kept; one beyond the range of a double is refused.
+const char* const kDecimal = R"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)";
+
+double parse_number(const std::string& text) {
+  double special = 0;
+  if (special_number(text, special)) return special;
+  static const std::regex decimal(std::string(R"(\s*)") + kDecimal + R"(\s*)");
+  if (!std::regex_match(text, decimal)) throw std::invalid_argument(text);
+  errno = 0;
+  const double x = std::strtod(text.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(x)) throw std::out_of_range(text);  // underflow is fine
+  return x;
+}
+
+//! A file name in a message: quoted, escaped.
+std::string quoted(const std::string& name) { return "'" + escaped(name) + "'"; }
 
 constexpr int kMaxSide = 1 << 20;             // per dimension: beyond any single-node run
 constexpr double kMaxPoints = 65536.0 * 65536.0;  // total points
 constexpr double kMinLength = 1e-9, kMaxLength = 1e9;  // box lengths
 constexpr int kMaxThreads = 4096;
 
-//! Where a key sits, for messages: "FILE:LINE" or "FILE: --set" for overridden keys.
+//! Where a key sits, for messages: "FILE:LINE" or "FILE: --set" for overridden keys. The
+//! file name is shown escaped; what follows it is cut when very long.
 class Locator {
  public:
   explicit Locator(std::string file) : file_(std::move(file)) {}
-  void overridden(const std::string& key) { overridden_.insert(key); }
+  //! The key was given by `--set key=text`.
+  void overridden(const std::string& key, const std::string& text) { overridden_[key] = text; }
+  //! The text a key was given by --set, or null when it comes from the deck.
+  const std::string* override_of(const std::string& key) const {
+    const auto it = overridden_.find(key);
+    return it == overridden_.end() ? nullptr : &it->second;
+  }
   std::string where(const std::string& key, int line) const {
-    if (overridden_.count(key)) return fmt::format("{}: --set {}", file_, key);
-    if (line > 0) return fmt::format("{}:{}: {}", file_, line, key);
-    return fmt::format("{}: {}", file_, key);
+    const std::string file = escaped(file_), k = one_line(key, 200);
+    if (overridden_.count(key)) return fmt::format("{}: --set {}", file, k);
+    if (line > 0) return fmt::format("{}:{}: {}", file, line, k);
+    return fmt::format("{}: {}", file, k);
   }
   [[noreturn]] void fail(const std::string& key, int line, const std::string& expected,
                          const std::string& found) const {
-    throw InputError(one_line(fmt::format("{}: expected {}, found {}", where(key, line), expected, found)));
+    throw InputError(where(key, line) + one_line(fmt::format(": expected {}, found {}", expected, found)));
   }
   const std::string& file() const { return file_; }
 
  private:
   std::string file_;
-  std::set<std::string> overridden_;
+  std::map<std::string, std::string> overridden_;
 };
 
 int line_of(const YAML::Node& n) {
@@ -72,6 +104,90 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
     default: return "an undefined value";
   }
+}
+
+//! What yaml-cpp's loader passes over in silence: a key given twice in one mapping (it keeps one
+//! of them) and a second document (it reads the first). `path` names the key as messages do
+//! (physics.nu, initial.vortices[1].x); `first_line` is 0 for a second document.
+struct ShapeError {
+  int line;
+  int first_line;
+  std::string path;
+};
+
+//! One pass over the parser's events, with a stack of the open mappings (the keys seen, with
+//! their lines) and sequences (the index of the next item).
+class ShapeCheck : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark, "~"); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto it = anchored_.find(anchor);  // an alias used as a key stands for its scalar
+    node(mark, it == anchored_.end() ? std::nullopt : std::optional<std::string>(it->second));
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (anchor) anchored_[anchor] = value;
+    node(mark, value);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    stack_.push_back(Frame{false, node(mark, std::nullopt), {}, "", true, 0});
+  }
+  void OnSequenceEnd() override { stack_.pop_back(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    stack_.push_back(Frame{true, node(mark, std::nullopt), {}, "", true, 0});
+  }
+  void OnMapEnd() override { stack_.pop_back(); }
+
+ private:
+  struct Frame {
+    bool map;
+    std::string path;
+    std::map<std::string, int> keys;  // key -> its line
+    std::string key;                  // the key whose value comes next
+    bool expect_key;
+    int index;  // of the next item of a sequence
+  };
+
+  //! A node begins (a scalar, or a collection about to be pushed): its path; a key is checked
+  //! against the keys of its mapping. `scalar` is empty for a collection.
+  std::string node(const YAML::Mark& mark, const std::optional<std::string>& scalar) {
+    if (stack_.empty()) return "";
+    Frame& f = stack_.back();
+    const auto join = [&](const std::string& k) { return f.path.empty() ? k : f.path + "." + k; };
+    if (!f.map) return f.path + "[" + std::to_string(f.index++) + "]";
+    if (!f.expect_key) {
+      f.expect_key = true;
+      return join(f.key);
+    }
+    f.expect_key = false;
+    f.key = scalar ? *scalar : "?";
+    if (scalar) {
+      const auto [it, fresh] = f.keys.emplace(*scalar, mark.line + 1);
+      if (!fresh) throw ShapeError{mark.line + 1, it->second, join(*scalar)};
+    }
+    return join(f.key);
+  }
+
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, std::string> anchored_;
+};
+
+//! One YAML document as a node tree, refused (ShapeError) when a mapping holds a key twice or
+//! a second document follows; syntax errors are YAML::ParserException.
+YAML::Node load_one_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ShapeCheck first;
+  if (!parser.HandleNextDocument(first)) return YAML::Node();
+  struct Second : ShapeCheck {
+    void OnDocumentStart(const YAML::Mark& mark) override { throw ShapeError{mark.line + 1, 0, ""}; }
+  } second;
+  parser.HandleNextDocument(second);
+  return YAML::Load(text);
 }
 
 //! One section of the deck: typed getters that remember which keys were read.
@@ -112,13 +228,9 @@ class Section {
     const YAML::Node& v = *got;
     const std::string s = v.Scalar();
     try {
-      if (allow_pi) return parse_length(s);
-      double special = 0;
-      if (yaml_special(s, special)) return special;
-      std::size_t used = 0;
-      const double x = std::stod(s, &used);
-      if (s.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(s);
-      return x;
+      return allow_pi ? parse_length(s) : parse_number(s);
+    } catch (const std::out_of_range&) {
+      loc_.fail(path(key), line_of(v), "a number within the range of a double (about 1.8e308)", describe(v));
     } catch (const std::exception&) {
       loc_.fail(path(key), line_of(v), allow_pi ? "a number or a multiple of pi (e.g. 2pi)" : "a number",
                 describe(v));
@@ -127,7 +239,7 @@ class Section {
 
   std::string get_choice(const std::string& key, const std::string& def,
                          const std::vector<std::string>& allowed) {
-    const auto got = take(key, false);
+    const auto got = take(key, false, true);
     if (!got) return def;
     const YAML::Node& v = *got;
     const std::string s = v.Scalar();
@@ -139,23 +251,23 @@ class Section {
     loc_.fail(path(key), line_of(v), expected, describe(v));
   }
 
+  //! A string or a path: from --set, the text as given, byte for byte (not read as YAML).
+  //! It must be UTF-8, as the resolved deck, a YAML file, is.
   std::string get_string(const std::string& key, const std::string& def) {
-    const auto got = take(key, false);
+    const auto got = take(key, false, true);
     if (!got) return def;
     const YAML::Node& v = *got;
     if (v.Scalar().empty()) loc_.fail(path(key), line_of(v), "a non-empty string", "''");
+    if (!is_utf8(v.Scalar())) loc_.fail(path(key), line_of(v), "UTF-8 text", describe(v));
     return v.Scalar();
   }
 
   //! A list of choices (a YAML sequence, or one value); duplicates removed, order kept.
   std::vector<std::string> get_list(const std::string& key, const std::vector<std::string>& def,
                                     const std::vector<std::string>& allowed) {
-    known(key);
-    if (!present_) return def;
-    const YAML::Node& cnode = node_;
-    YAML::Node v = cnode[key];
-    if (!v || v.IsNull()) return def;
-    lines_[path(key)] = line_of(v);
+    const auto got = value_of(key, false);
+    if (!got) return def;
+    const YAML::Node& v = *got;
     std::vector<YAML::Node> items;
     if (v.IsSequence())
       for (const auto& item : v) items.push_back(item);
@@ -182,13 +294,10 @@ class Section {
 
   //! initial.vortices: a list of mappings {x, y, radius, circulation, profile}.
   std::vector<VortexConfig> get_vortices(const std::string& key, const Locator& loc) {
-    known(key);
     std::vector<VortexConfig> out;
-    if (!present_) return out;
-    const YAML::Node& cnode = node_;
-    YAML::Node v = cnode[key];
-    if (!v || v.IsNull()) return out;
-    lines_[path(key)] = line_of(v);
+    const auto got = value_of(key, false);
+    if (!got) return out;
+    const YAML::Node& v = *got;
     if (!v.IsSequence()) loc.fail(path(key), line_of(v), "a list of vortices {x, y, radius, circulation, profile}", describe(v));
     int index = 0;
     for (const auto& item : v) {
@@ -199,6 +308,7 @@ class Section {
         const std::string k = it->first.as<std::string>();
         const YAML::Node val = it->second;  // a copy: the iterator hands out a temporary
         const std::string kp = here + "." + k;
+        if (val.IsNull()) loc.fail(kp, line_of(it->first), "a value", "nothing");
         if (!val.IsScalar()) loc.fail(kp, line_of(val), "a single value", describe(val));
         if (k == "profile") {
           if (val.Scalar() != "gaussian" && val.Scalar() != "lamb-oseen")
@@ -209,6 +319,8 @@ class Section {
         double x = 0;
         try {
           x = parse_length(val.Scalar());
+        } catch (const std::out_of_range&) {
+          loc.fail(kp, line_of(val), "a number within the range of a double (about 1.8e308)", describe(val));
         } catch (const std::exception&) {
           loc.fail(kp, line_of(val), "a number", describe(val));
         }
@@ -249,22 +361,59 @@ class Section {
  private:
   std::string path(const std::string& key) const { return name_ + "." + key; }
 
-  //! The key's scalar node, or nothing when absent (or null).
-  std::optional<YAML::Node> take(const std::string& key, bool required) {
-    known(key);
-    if (!present_) {
-      if (required) loc_.fail(path(key), 0, "a value", "nothing");
+  //! The key's scalar node, or nothing when absent. `verbatim`: a string, which --set gives
+  //! as written.
+  std::optional<YAML::Node> take(const std::string& key, bool required, bool verbatim = false) {
+    if (!present_ && required) {
+      known(key);
+      loc_.fail(path(key), 0, "a value", "nothing");
+    }
+    const auto v = value_of(key, verbatim);
+    if (!v) {
+      if (required) loc_.fail(path(key), line_of(node_), "a value", "nothing");
       return std::nullopt;
     }
-    const YAML::Node& cnode = node_;
-    YAML::Node v = cnode[key];
-    if (!v || v.IsNull()) {
-      if (required) loc_.fail(path(key), line_of(v ? v : node_), "a value", "nothing");
-      return std::nullopt;
-    }
-    lines_[path(key)] = line_of(v);
-    if (!v.IsScalar()) loc_.fail(path(key), line_of(v), "a single value", describe(v));
+    if (!v->IsScalar()) loc_.fail(path(key), line_of(*v), "a single value", describe(*v));
     return v;
+  }
+
+  //! The key's value, or nothing when the key is absent. A key that is there must have a
+  //! value: `nu:`, `nu: ~` and `--set physics.nu=` are errors, not the default. A --set value
+  //! is read as YAML (a number, a list), or with `verbatim` taken as the string it is.
+  std::optional<YAML::Node> value_of(const std::string& key, bool verbatim) {
+    known(key);
+    if (!present_) return std::nullopt;
+    const YAML::Node& cnode = node_;  // const access never inserts keys
+    YAML::Node v = cnode[key];
+    if (!v) return std::nullopt;
+    if (const std::string* text = loc_.override_of(path(key))) {
+      if (verbatim) v.reset(text->empty() ? YAML::Node() : YAML::Node(*text));
+      else v.reset(override_value(*text, key));
+    }
+    const int line = key_line(key);
+    lines_[path(key)] = line;
+    if (v.IsNull()) loc_.fail(path(key), line, "a value", "nothing");
+    return v;
+  }
+
+  //! A --set value read as YAML: one document, no key twice.
+  YAML::Node override_value(const std::string& text, const std::string& key) const {
+    const std::string where = loc_.where(path(key), 0);
+    try {
+      return load_one_document(text);
+    } catch (const YAML::ParserException& e) {
+      throw InputError(where + one_line(fmt::format(": cannot parse value '{}': {}", text, e.msg)));
+    } catch (const ShapeError& e) {
+      throw InputError(where + one_line(e.first_line ? fmt::format(": the value gives {} twice", e.path)
+                                                     : std::string(": a second YAML document in the value")));
+    }
+  }
+
+  //! The line of a key of this section (the line of a null value is where the next token is).
+  int key_line(const std::string& key) const {
+    for (auto it = node_.begin(); it != node_.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key) return line_of(it->first);
+    return line_of(node_);
   }
 
   std::string name_;
@@ -279,28 +428,24 @@ class Section {
 const std::vector<std::string> kSections = {"grid", "physics", "forcing", "initial", "time",
                                             "run", "output", "poisson"};
 
+//! `--set section.key=value`: the key is put in the tree with the value's text; the section's
+//! getter reads that text as the key's type wants it (Section::value_of).
 void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
   const auto eq = item.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set: expected section.key=value, found '{}'", item));
+    throw InputError(one_line(fmt::format("--set: expected section.key=value, found '{}'", item)));
   const std::string path = item.substr(0, eq);
   const std::string value = item.substr(eq + 1);
   const auto dot = path.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == path.size() ||
       path.find('.', dot + 1) != std::string::npos)
-    throw InputError(fmt::format("--set: expected section.key=value, found '{}'", item));
+    throw InputError(one_line(fmt::format("--set: expected section.key=value, found '{}'", item)));
   const std::string section = path.substr(0, dot), key = path.substr(dot + 1);
-  YAML::Node v;
-  try {
-    v = YAML::Load(value);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("--set {}: cannot parse value '{}': {}", path, value, e.msg));
-  }
   if (!root[section] || root[section].IsNull()) root[section] = YAML::Node(YAML::NodeType::Map);
   if (!root[section].IsMap())
-    throw InputError(fmt::format("--set {}: section '{}' is not a mapping", path, section));
-  root[section][key] = v;
-  loc.overridden(path);
+    throw InputError(one_line(fmt::format("--set {}: section '{}' is not a mapping", path, section)));
+  root[section][key] = YAML::Node(value);
+  loc.overridden(path, value);
 }
 
 void check(bool ok, const Locator& loc, const Config& c, const std::string& key,
@@ -442,21 +587,17 @@ void validate(const Config& c, const Locator& loc) {
 
 
 double parse_length(const std::string& text) {
-  double special = 0;
-  if (yaml_special(text, special)) return special;
-  static const std::regex pi_expr(
-      R"(\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)?\s*\*?\s*pi\s*(?:/\s*([0-9]+\.?[0-9]*)\s*)?)");
+  static const std::regex pi_expr(std::string(R"(\s*()") + kDecimal +
+                                  R"()?\s*\*?\s*pi\s*(?:/\s*([0-9]+\.?[0-9]*)\s*)?)");
   std::smatch m;
   if (std::regex_match(text, m, pi_expr)) {
-    const double a = m[1].matched ? std::stod(m[1].str()) : 1.0;
-    const double b = m[2].matched ? std::stod(m[2].str()) : 1.0;
+    const double a = m[1].matched ? parse_number(m[1].str()) : 1.0;
+    const double b = m[2].matched ? parse_number(m[2].str()) : 1.0;
     if (b == 0) throw std::invalid_argument(text);
+    if (std::isinf(a * M_PI / b)) throw std::out_of_range(text);
     return a * M_PI / b;
   }
-  std::size_t used = 0;
-  const double x = std::stod(text, &used);
-  if (text.find_first_not_of(" \t", used) != std::string::npos) throw std::invalid_argument(text);
-  return x;
+  return parse_number(text);
 }
 
 namespace {
@@ -470,15 +611,22 @@ Config parse_deck_unguarded(const std::string& text, const std::string& source,
 
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    root = load_one_document(text);
   } catch (const YAML::ParserException& e) {
-    throw InputError(one_line(fmt::format("{}:{}: YAML syntax error at column {}: {}", source, e.mark.line + 1,
-                                          e.mark.column + 1, e.msg)));
+    throw InputError(fmt::format("{}:{}: YAML syntax error at column {}: {}", escaped(source), e.mark.line + 1,
+                                 e.mark.column + 1, one_line(e.msg)));
+  } catch (const ShapeError& e) {
+    if (!e.first_line)
+      throw InputError(fmt::format("{}:{}: a second YAML document in the deck (a deck is one document)",
+                                   escaped(source), e.line));
+    const bool section = e.path.find_first_of(".[") == std::string::npos;
+    throw InputError(fmt::format("{}:{}: {}: duplicate {} (first at line {})", escaped(source), e.line,
+                                 one_line(e.path, 200), section ? "section" : "key", e.first_line));
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
     throw InputError(fmt::format("{}:{}: deck: expected a mapping of sections (grid:, run:, ...), found {}",
-                                 source, line_of(root), describe(root)));
+                                 escaped(source), line_of(root), one_line(describe(root))));
   for (const auto& item : overrides) apply_override(root, item, loc);
 
   for (auto it = root.begin(); it != root.end(); ++it) {
@@ -610,22 +758,58 @@ Config parse_deck(const std::string& text, const std::string& source,
   try {
     return parse_deck_unguarded(text, source, overrides);
   } catch (const InputError& e) {
-    throw InputError(one_line(e.what()));  // a value shown in a message may span lines
+    // Values and names are escaped where messages are made; this is the net below them (its
+    // cut is far above a file name's length and a 400-character value).
+    throw InputError(one_line(e.what(), 16384));
   } catch (const YAML::Exception& e) {
     // A structure the reader did not expect (a mapping as a key, an alias loop, ...): still
     // one line naming the place.
-    throw InputError(one_line(fmt::format("{}:{}: unexpected YAML structure at column {}: {}", source,
-                                          e.mark.line + 1, e.mark.column + 1, e.msg)));
+    throw InputError(fmt::format("{}:{}: unexpected YAML structure at column {}: {}", escaped(source),
+                                 e.mark.line + 1, e.mark.column + 1, one_line(e.msg)));
   }
 }
 
+//! A deck is a small text file; anything longer (/dev/zero, a data file given by mistake) is
+//! refused after this many bytes rather than read until memory runs out. A deck that is not a
+//! file (a pipe, a FIFO, a terminal) must have been written and closed within kDeckSeconds.
+constexpr std::size_t kMaxDeckBytes = 4 << 20;
+constexpr int kDeckSeconds = 10;
+
 Config load_deck(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open deck '{}': {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("cannot read deck '{}'", path));
-  return parse_deck(ss.str(), path, overrides);
+  const auto fail = [&](const std::string& why) {
+    throw InputError(fmt::format("cannot open deck {}: {}", quoted(path), why));
+  };
+  // O_NONBLOCK: opening a FIFO that no one writes to does not wait; poll() below does, boundedly.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) fail(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail(std::strerror(EISDIR));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kDeckSeconds);
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    // A regular file is always ready; a FIFO is not until a writer has written or left.
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+    if (ready == 0)
+      throw InputError(fmt::format("cannot read deck {}: no end of text within {} s (a FIFO or terminal no one "
+                                   "writes to?)", quoted(path), kDeckSeconds));
+    const ssize_t got = ready < 0 ? -1 : ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got < 0) throw InputError(fmt::format("cannot read deck {}: {}", quoted(path), std::strerror(errno)));
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > kMaxDeckBytes)
+      throw InputError(fmt::format("cannot read deck {}: longer than {} MiB (a deck is a small YAML text file)",
+                                   quoted(path), kMaxDeckBytes >> 20));
+  }
+  return parse_deck(text, path, overrides);
 }
 
 namespace {
@@ -683,7 +867,7 @@ std::string resolved_yaml(const Config& c) {
     out << YAML::Key << "profile" << YAML::Value << v.profile << YAML::EndMap;
   }
   out << YAML::EndSeq;
-  if (!c.initial.path.empty()) out << YAML::Key << "path" << YAML::Value << c.initial.path;
+  if (!c.initial.path.empty()) out << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << c.initial.path;
   out << YAML::EndMap;
   out << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "t_end" << YAML::Value << exact(c.time.t_end);
@@ -703,7 +887,9 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "fft_planning" << YAML::Value << to_string(c.run.fft_planning);
   out << YAML::EndMap;
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "directory" << YAML::Value << c.output.directory;
+  // Strings the user chose, always quoted: `null`, `~`, `#`, `123`, a newline read back as the
+  // same string, here and by any YAML reader (the parser takes them as UTF-8, so they are).
+  out << YAML::Key << "directory" << YAML::Value << YAML::DoubleQuoted << c.output.directory;
   out << YAML::Key << "diagnostics_every" << YAML::Value << exact(c.output.diagnostics_every);
   out << YAML::Key << "snapshot_every" << YAML::Value << exact(c.output.snapshot_every);
   out << YAML::Key << "spectra_every" << YAML::Value << exact(c.output.spectra_every);

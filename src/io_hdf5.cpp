@@ -195,8 +195,10 @@ void verify_seal(const std::string& path, bool required) {
 }
 
 bool is_hdf5_file(const std::string& path) {
-  FileDescriptor fd(path, O_RDONLY);
-  if (!fd.ok()) return false;
+  // Non-blocking and regular files only: a FIFO or a device is no HDF5 file, and must not hang.
+  FileDescriptor fd(path, O_RDONLY | O_NONBLOCK);
+  struct stat st{};
+  if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   static const unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   unsigned char head[sizeof(kSignature)] = {};
   const std::size_t magic = sizeof(kSealMagic) - 1;

@@ -26,6 +26,9 @@ while IFS='|' read -r name regex args deck; do
   [[ "$name" == missing_deck || "$name" == set_* || "$name" == deck_and_restart || "$name" == existing_run || \
      "$name" == output_under_file || "$name" == cuda_requested_without_gpu || "$name" == bad_backend_option ]] \
      && printf "%b" "$good" >"$work/case/deck.yaml"
+  # NLDECK: the case's deck under a name with a new line in it.
+  [[ "$args" == *NLDECK* ]] && cp "$work/case/deck.yaml" "$work/case/d"$'\n'"e.yaml"
+  args=${args//NLDECK/\$\'d\\ne.yaml\'}
   args=${args//DECK/deck.yaml}
   args=${args//OUT/$work/case/out}
   args=${args//RUN/$work/run}

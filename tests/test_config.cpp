@@ -2,7 +2,11 @@
 //! that name file, line and key.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
@@ -71,6 +75,90 @@ TEST(Config, ResolvedDeckRoundTrips) {
   EXPECT_EQ(b.poisson.gauge, "zero-mean");
 }
 
+// Paths and strings from the command line are taken byte for byte, and the resolved deck (deck.yaml,
+// a checkpoint's deck_resolved, read again on restart) gives them back unchanged.
+TEST(Config, StringOverridesAreVerbatimAndRoundTrip) {
+  const std::vector<std::string> nasty = {"null", "~", "Null", "runs/t #2", " lead", "trail ", "a: b", "- x",
+                                          "123", "0x10", "1e3", "true", "yes", ".nan", "é/ü", "x\ny",
+                                          "x\r", "tab\there", "'q'", "\"dq\"", "a\\b", "#c", "&a", "*a",
+                                          "!t", "[x]", "{x: 1}", "---", "...", "|", "> x", "%x", "\x01",
+                                          "\xe2\x80\xa8", "\xef\xbb\xbf" "bom"};
+  for (const auto& s : nasty) {
+    SCOPED_TRACE(testing::PrintToString(s));
+    const Config a = parse_deck("grid: {nx: 32}\n", "deck.yaml", {"output.directory=" + s, "initial.path=" + s});
+    EXPECT_EQ(a.output.directory, s);
+    EXPECT_EQ(a.initial.path, s);
+    const std::string resolved = resolved_yaml(a);
+    const Config b = parse_deck(resolved, "resolved");
+    EXPECT_EQ(b.output.directory, s);
+    EXPECT_EQ(b.initial.path, s);
+    EXPECT_EQ(resolved_yaml(b), resolved);
+  }
+}
+
+TEST(Config, StringsMustBeUtf8) {
+  const std::string e = error_of("grid: {nx: 32}\n", {"output.directory=o\xff"});
+  EXPECT_NE(e.find("deck.yaml: --set output.directory: expected UTF-8 text, found 'o\\xff'"), std::string::npos) << e;
+  EXPECT_NE(error_of("grid: {nx: 32}\noutput: {directory: \"a\xc3\"}\n").find("expected UTF-8 text"), std::string::npos);
+}
+
+TEST(Config, NumbersAreDecimal) {
+  EXPECT_EQ(parse_deck("grid: {nx: 32}\nphysics: {nu: 1e-310}\n", "d").physics.nu, 1e-310);  // subnormal
+  EXPECT_EQ(parse_deck("grid: {nx: 32}\n", "d", {"physics.nu=4.9e-324"}).physics.nu, 4.9e-324);
+  const Config c = parse_deck("grid: {nx: 32}\nphysics: {nu: 1e-310}\n", "d");
+  EXPECT_EQ(parse_deck(resolved_yaml(c), "r").physics.nu, 1e-310);
+  EXPECT_EQ(parse_deck("grid: {nx: 32, lx: 1e-310pi}\n", "d").grid.lx, 1e-310 * M_PI);
+  EXPECT_DOUBLE_EQ(parse_length(".5pi"), M_PI / 2);
+  EXPECT_DOUBLE_EQ(parse_length("+1.5e1"), 15);
+  EXPECT_TRUE(std::isnan(parse_length("nan")));
+  EXPECT_TRUE(std::isnan(parse_length(".NaN")));
+  EXPECT_EQ(parse_length("-inf"), -INFINITY);
+  EXPECT_EQ(parse_length("-.inf"), -INFINITY);
+  for (const char* hex : {"0x10", "0x1p-3", "0X1P3", "-0x1"}) EXPECT_THROW(parse_length(hex), std::invalid_argument) << hex;
+  EXPECT_THROW(parse_length("1e400"), std::out_of_range);
+  EXPECT_THROW(parse_length("infinity"), std::invalid_argument);
+}
+
+// A key or section given twice, or a second document, is refused naming both lines; in a --set
+// value too.
+TEST(Config, DuplicatesAndSecondDocumentsAreRefused) {
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics:\n  nu: 1\n  mu: 0\n  nu: 2\n"),
+            "deck.yaml:5: physics.nu: duplicate key (first at line 3)");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics: {nu: 1}\ngrid: {nx: 64}\n"),
+            "deck.yaml:3: grid: duplicate section (first at line 1)");
+  EXPECT_EQ(error_of("grid: {nx: 32}\ninitial:\n  type: vortices\n  vortices:\n    - {x: 1, y: 1}\n"
+                     "    - x: 1\n      y: 2\n      x: 3\n"),
+            "deck.yaml:8: initial.vortices[1].x: duplicate key (first at line 6)");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics: {nu: &n 1, mu: *n}\n"), "");  // aliases as values are fine
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics: {&k nu: 1, *k : 2}\n"),
+            "deck.yaml:2: physics.nu: duplicate key (first at line 2)");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n---\ngrid: {nx: 64}\n"),
+            "deck.yaml:2: a second YAML document in the deck (a deck is one document)");
+  EXPECT_EQ(error_of("---\ngrid: {nx: 32}\n...\n"), "");  // one document, marked
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"initial.type=vortices", "initial.vortices=[{x: 1, y: 1, y: 2}]"}),
+            "deck.yaml: --set initial.vortices: the value gives [0].y twice");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"physics.nu=1\n---\n2"}),
+            "deck.yaml: --set physics.nu: a second YAML document in the value");
+  // The same key twice on the command line is not a duplicate: the last one counts.
+  EXPECT_EQ(parse_deck("grid: {nx: 32}\n", "d", {"grid.nx=16", "grid.nx=64"}).grid.nx, 64);
+}
+
+// A key that is there with no value is an error, not the default; an empty section is allowed.
+TEST(Config, EmptyValuesAreRefused) {
+  EXPECT_EQ(error_of("grid: {nx: 32}\ntime:\n  t_end:\n  cfl: 0.5\n"),
+            "deck.yaml:3: time.t_end: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics: {nu: ~}\n"), "deck.yaml:2: physics.nu: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\noutput: {fields: null}\n"),
+            "deck.yaml:2: output.fields: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"time.t_end="}), "deck.yaml: --set time.t_end: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"physics.nu=~"}), "deck.yaml: --set physics.nu: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"physics.nu=null"}), "deck.yaml: --set physics.nu: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"output.directory="}),
+            "deck.yaml: --set output.directory: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"run.backend="}), "deck.yaml: --set run.backend: expected a value, found nothing");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nphysics:\ntime: {}\n"), "");
+}
+
 // Bad decks: one line, naming file, line and key, saying what was expected and found.
 struct BadDeck {
   const char* name;
@@ -112,7 +200,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadDeck{"BadSigma", "grid: {nx: 64}\npoisson:\n  sigma: 0\n", "deck.yaml:3: poisson.sigma"},
         BadDeck{"SectionNotMap", "grid: 64\n", "deck.yaml:1: grid: expected a mapping"},
         BadDeck{"SyntaxError", "grid:\n  nx: [64\n", "YAML syntax error"},
-        BadDeck{"NotAMapping", "- 1\n- 2\n", "expected a mapping of sections"}),
+        BadDeck{"NotAMapping", "- 1\n- 2\n", "expected a mapping of sections"},
+        BadDeck{"DuplicateKey", "grid:\n  nx: 64\n  nx: 32\n", "deck.yaml:3: grid.nx: duplicate key (first at line 2)"},
+        BadDeck{"DuplicateInFlowMap", "grid: {nx: 64, ny: 32, nx: 32}\n", "deck.yaml:1: grid.nx: duplicate key"},
+        BadDeck{"SecondDocument", "grid: {nx: 64}\n---\n", "deck.yaml:2: a second YAML document"},
+        BadDeck{"EmptyValue", "grid:\n  nx: 64\n  lx:\n", "deck.yaml:3: grid.lx: expected a value, found nothing"},
+        BadDeck{"NullVortexValue", "grid: {nx: 64}\ninitial: {type: vortices, vortices: [{x: 1, y: null}]}\n",
+                "deck.yaml:2: initial.vortices[0].y: expected a value, found nothing"},
+        BadDeck{"HexInteger", "grid:\n  nx: 0x40\n", "grid.nx: expected an integer, found '0x40'"},
+        BadDeck{"HexFloat", "grid: {nx: 64}\nphysics:\n  nu: 0x1p-3\n", "deck.yaml:3: physics.nu: expected a number, found '0x1p-3'"},
+        BadDeck{"HexLength", "grid: {nx: 64, lx: 0x10}\n", "grid.lx: expected a number or a multiple of pi"},
+        BadDeck{"Overflow", "grid: {nx: 64}\nphysics: {nu: 1e400}\n", "physics.nu: expected a number within the range of a double"},
+        BadDeck{"OverflowVortex", "grid: {nx: 64}\ninitial: {type: vortices, vortices: [{x: 1e400}]}\n",
+                "initial.vortices[0].x: expected a number within the range"},
+        BadDeck{"MultiLineKey", "grid: {nx: 64}\nphysics: {\"a\\nb\": 1}\n", "physics.a\\nb: expected a known key"}),
     [](const testing::TestParamInfo<BadDeck>& i) { return std::string(i.param.name); });
 
 TEST(Config, EveryDeckInInputLoads) {
@@ -128,6 +229,36 @@ TEST(Config, EveryDeckInInputLoads) {
 
 TEST(Config, MissingFileIsInputError) {
   EXPECT_THROW(load_deck("/nonexistent/deck.yaml"), InputError);
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_deck(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Decks that are not small files: one line naming the cause, and no unbounded read.
+TEST(Config, DeckReadsAreBounded) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cascade_deck_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(load_error(dir.string()), "cannot open deck '" + dir.string() + "': Is a directory");
+  EXPECT_EQ(load_error("/dev/zero"), "cannot read deck '/dev/zero': longer than 4 MiB (a deck is a small YAML text file)");
+  {
+    std::ofstream big(dir / "big.yaml");
+    big << "grid: {nx: 32}\n" << std::string(5 << 20, '#') << "\n";
+  }
+  EXPECT_NE(load_error((dir / "big.yaml").string()).find("longer than 4 MiB"), std::string::npos);
+  // A name with a new line (legal on Linux) is shown escaped: still one line.
+  const std::string odd = (dir / "a\nb.yaml").string();
+  { std::ofstream(odd) << "grid: {nx: 63}\n"; }
+  const std::string e = load_error(odd);
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  EXPECT_NE(e.find("a\\nb.yaml:1: grid.nx: expected an even integer"), std::string::npos) << e;
+  EXPECT_EQ(load_error(odd + "x"), "cannot open deck '" + dir.string() + "/a\\nb.yamlx': No such file or directory");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

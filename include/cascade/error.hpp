@@ -18,10 +18,16 @@ struct RunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-//! A message as one printable line: control characters (a newline in a file name, a tab in a
-//! deck) are shown escaped, and a very long text is cut. Every message that reaches stderr
-//! passes through it (src/main.cpp), whatever put the characters there.
-std::string one_line(const std::string& text);
+//! Length of the UTF-8 sequence that starts at s[i], or 0 where the bytes there are not UTF-8.
+std::size_t utf8_length(const std::string& s, std::size_t i);
+bool is_utf8(const std::string& s);
+//! Text from outside (a value, a key, a file name) made printable on one line: control
+//! characters and bytes that are not UTF-8 are shown escaped (\n, \t, \xff).
+std::string escaped(const std::string& text);
+//! A message as one printable line (escaped), a very long one cut after `most` characters.
+//! Every message that reaches stderr passes through it (src/main.cpp), whatever put the
+//! characters there.
+std::string one_line(const std::string& text, std::size_t most = 1000);
 
 [[noreturn]] void fail_call(const char* library, const char* call, const std::string& detail,
                             const char* file, int line);
