@@ -1,166 +1,74 @@
-//! @file Reduction kernels: column kernel, vectorised grid-stride kernel, single-block finalize,
-//! and the read-only reference kernel of the benchmark. Only __global__ entry points and
-//! __device__ helpers; sizing, scratch and launches live in src/reduction_cuda.cu.
+//! @file The cascaded max-reduction on the GPU: its two variants, the device helpers they share,
+//! and the launch of the fused one. The solver's CFL maximum (src/backend_cuda.cu) and
+//! `cascade bench reduction` (through src/reduction_cuda.cu, include/cascade/reduction.hpp) use
+//! these and no other reduction kernels. Launch sizes: kernels/reduction_policy.hpp.
 //!
-//! Every kernel is generic over
-//!   - the element type Real (float, double),
-//!   - the operation Op (MaxOp, MinOp, SumOp: kernels/reduction_ops.cuh),
-//!   - the Source of the reduced value: OneArray{a, f} reduces f(a[i]), TwoArrays{a, b, f}
-//!     reduces f(a[i], b[i]) (the CFL speed from u and v, never materialised).
+//! Fused (max_for_each_kernel; fused_block_max for kernels of their own, as the row kernel):
+//!   1. each thread folds f(idx) over a grid-stride range of indices; f may do other work on the
+//!      way (the solver's product kernels write uv and v^2 - u^2 and return the CFL speed), so
+//!      the maximum costs no pass of its own;
+//!   2. each block reduces its threads' values by warp shuffles;
+//!   3. each block writes its partial and takes a ticket (threadfence + atomicAdd); the block
+//!      that draws the last ticket reduces all partials, writes the result and resets the ticket
+//!      to 0 ("last block finishes", CUDA sample threadFenceReduction): one launch. A launch of
+//!      one block writes its value itself.
+//! Column (max_columns_kernel), the design card's kernel over an n1 x n2 row-major array:
+//!   1. each thread walks down the rows of its row chunk serially, in one column or a 16-byte
+//!      group of adjacent columns (a warp reads one row's consecutive elements: coalesced);
+//!   2. each block reduces in a shared-memory tree, the last warp by shuffles;
+//!   3. each block writes one partial; the final combine is a second pass (max_partials_kernel,
+//!      one block) or the host's (src/reduction_cuda.cu).
 //!
-//! Completion of a multi-block launch (finish_block), chosen at compile time by FUSED:
-//!   - one block:  the block writes the result itself (single-block path, no second pass);
-//!   - FUSED:      each block writes its partial, then takes a ticket (threadfence + atomicAdd);
-//!                 the block that draws the last ticket reduces all partials and writes the
-//!                 result, and resets the ticket to 0 for the next launch ("last block
-//!                 finishes", CUDA sample threadFenceReduction). One launch instead of two.
-//!   - otherwise:  each block writes its partial; the host either launches finalize_kernel
-//!                 (one block) or copies the partials back and combines them itself.
+//! Max only, NaN-propagating at every level (MaxOp, kernels/reduction_ops.cuh); identity -inf.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/reduction_ops.cuh"
+#include "kernels/reduction_policy.hpp"
 
 namespace cascade {
 namespace reduction_kernels {
 
-// ------------------------------------------------------------------ loads
-
-//! The 16-byte vector of each element type.
-template <class Real>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  using type = float4;
-  static constexpr int kWidth = 4;
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-  static constexpr int kWidth = 2;
-};
-
-//! W consecutive elements as loaded (before the transform).
-template <class Real, int W>
-struct Packet {
-  Real v[W];
-};
-
-__device__ __forceinline__ void unpack(const float4& x, float* v) {
-  v[0] = x.x;
-  v[1] = x.y;
-  v[2] = x.z;
-  v[3] = x.w;
-}
-__device__ __forceinline__ void unpack(const double2& x, double* v) {
-  v[0] = x.x;
-  v[1] = x.y;
-}
-
-//! Load W elements at p: W == 1 a scalar load, W == Vec16 width one 16-byte load (p must be
-//! 16-byte aligned; the dispatch guarantees it). Read-only path (__ldg).
-template <int W, class Real>
-__device__ __forceinline__ Packet<Real, W> load_packet(const Real* p) {
-  Packet<Real, W> out;
-  if constexpr (W == 1) {
-    out.v[0] = __ldg(p);
-  } else {
-    static_assert(W == Vec16<Real>::kWidth, "vector loads are 16 bytes");
-    const auto x = __ldg(reinterpret_cast<const typename Vec16<Real>::type*>(p));
-    unpack(x, out.v);
-  }
-  return out;
-}
-
-// ------------------------------------------------------------------ sources
-
-//! Reduces f(a[i]).
-template <class Real, class Transform>
-struct OneArray {
-  using value_type = Real;
-  const Real* a;
-  Transform f;
-
-  template <int W>
-  struct Raw {
-    Packet<Real, W> a;
-  };
-  template <int W>
-  __device__ __forceinline__ Raw<W> load(std::size_t i) const {
-    return Raw<W>{load_packet<W>(a + i)};
-  }
-  template <int W, class Op>
-  __device__ __forceinline__ Real fold(const Raw<W>& r, Op op) const {
-    Real x = f(r.a.v[0]);
-#pragma unroll
-    for (int k = 1; k < W; ++k) x = op(x, f(r.a.v[k]));
-    return x;
-  }
-};
-
-//! Reduces f(a[i], b[i]) (e.g. CflSpeed of u and v).
-template <class Real, class Transform>
-struct TwoArrays {
-  using value_type = Real;
-  const Real* a;
-  const Real* b;
-  Transform f;
-
-  template <int W>
-  struct Raw {
-    Packet<Real, W> a;
-    Packet<Real, W> b;
-  };
-  template <int W>
-  __device__ __forceinline__ Raw<W> load(std::size_t i) const {
-    return Raw<W>{load_packet<W>(a + i), load_packet<W>(b + i)};
-  }
-  template <int W, class Op>
-  __device__ __forceinline__ Real fold(const Raw<W>& r, Op op) const {
-    Real x = f(r.a.v[0], r.b.v[0]);
-#pragma unroll
-    for (int k = 1; k < W; ++k) x = op(x, f(r.a.v[k], r.b.v[k]));
-    return x;
-  }
-};
+namespace policy = reduction_policy;
 
 // ------------------------------------------------------------------ warp and block reductions
 
-//! Butterfly-free shuffle-down tree over a full warp; the result is valid in lane 0.
-template <class Real, class Op>
-__device__ __forceinline__ Real warp_reduce(Real v, Op op) {
+//! Shuffle-down tree over a full warp; the result is valid in lane 0.
+template <class Real>
+__device__ __forceinline__ Real warp_max(Real v) {
+  const MaxOp<Real> op;
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
   return v;
 }
 
-//! Block reduction by warp shuffles: each warp reduces to lane 0, warp 0 reduces the warp
-//! values. Valid in thread 0. Callers that use it twice in one kernel separate the two calls
-//! by a __syncthreads() (the warp-value array is reused).
-template <int BLOCK, class Real, class Op>
-__device__ __forceinline__ Real block_reduce_shuffle(Real v, Op op) {
+//! Block maximum by warp shuffles: each warp to lane 0, then warp 0 over the warp values.
+//! Valid in thread 0. Two uses in one kernel need a __syncthreads() between them.
+template <int BLOCK, class Real>
+__device__ __forceinline__ Real block_max_shuffle(Real v) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "block size must be a multiple of 32, <= 1024");
   constexpr int kWarps = BLOCK / 32;
   __shared__ Real warp_values[kWarps];
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
-  v = warp_reduce(v, op);
+  v = warp_max(v);
   if (lane == 0) warp_values[warp] = v;
   __syncthreads();
-  if (warp == 0) {
-    v = lane < kWarps ? warp_values[lane] : Op::identity();
-    v = warp_reduce(v, op);
-  }
+  if (warp == 0) v = warp_max(lane < kWarps ? warp_values[lane] : MaxOp<Real>::identity());
   return v;
 }
 
-//! Block reduction as on the design card: a shared-memory tree down to 64 values, then warp
+//! Block maximum as on the design card: a shared-memory tree down to 64 values, then warp
 //! shuffles for the last 32 (no __syncthreads inside one warp). Valid in thread 0.
-template <int BLOCK, class Real, class Op>
-__device__ __forceinline__ Real block_reduce_tree(Real v, Op op) {
+template <int BLOCK, class Real>
+__device__ __forceinline__ Real block_max_tree(Real v) {
   static_assert(BLOCK >= 64 && (BLOCK & (BLOCK - 1)) == 0, "tree needs a power-of-two block >= 64");
+  const MaxOp<Real> op;
   __shared__ Real s[BLOCK];
   const int t = threadIdx.x;
   s[t] = v;
@@ -170,247 +78,210 @@ __device__ __forceinline__ Real block_reduce_tree(Real v, Op op) {
     if (t < half) s[t] = op(s[t], s[t + half]);
     __syncthreads();
   }
-  if (t < 32) {
-    v = op(s[t], s[t + 32]);
-    v = warp_reduce(v, op);
-  }
+  if (t < 32) v = warp_max(op(s[t], s[t + 32]));
   return v;
 }
 
-//! Reduce `count` partials with one block (UNROLL loads in flight per thread). The partials were
-//! written by other blocks of this launch (fused path) or by an earlier kernel: __ldcg reads
-//! them at L2, the point of coherence, never from a possibly stale L1 line.
-template <int BLOCK, int UNROLL, class Real, class Op>
-__device__ __forceinline__ Real reduce_partials_in_block(const Real* d_partials, unsigned count,
-                                                         Op op) {
+//! The maximum of `count` partials by one block, UNROLL loads in flight a thread. The partials
+//! were written by other blocks of this launch or by an earlier kernel: __ldcg reads them at
+//! L2, the point of coherence, never from a possibly stale L1 line. Valid in thread 0.
+template <int BLOCK, int UNROLL, class Real>
+__device__ __forceinline__ Real max_of_partials(const Real* d_partials, unsigned count) {
+  const MaxOp<Real> op;
   Real acc[UNROLL];
 #pragma unroll
-  for (int k = 0; k < UNROLL; ++k) acc[k] = Op::identity();
+  for (int k = 0; k < UNROLL; ++k) acc[k] = MaxOp<Real>::identity();
   for (unsigned base = threadIdx.x; base < count; base += unsigned(UNROLL) * BLOCK) {
     Real x[UNROLL];
 #pragma unroll
     for (int k = 0; k < UNROLL; ++k) {
       const unsigned i = base + unsigned(k) * BLOCK;
       x[k] = __ldcg(d_partials + (i < count ? i : base));  // no branch: all in flight
-      if (i >= count) x[k] = Op::identity();
+      if (i >= count) x[k] = MaxOp<Real>::identity();
     }
 #pragma unroll
     for (int k = 0; k < UNROLL; ++k) acc[k] = op(acc[k], x[k]);
   }
 #pragma unroll
   for (int k = 1; k < UNROLL; ++k) acc[0] = op(acc[0], acc[k]);
-  return block_reduce_shuffle<BLOCK>(acc[0], op);
+  return block_max_shuffle<BLOCK>(acc[0]);
 }
 
-//! Completion of one block whose reduced value is `block_value` (valid in thread 0).
-//! d_result may be null only when !FUSED (host combine): the single block then writes
-//! d_partials[0]. See the file comment for the three cases.
-template <int BLOCK, int FINAL_UNROLL, bool FUSED, class Real, class Op>
-__device__ __forceinline__ void finish_block(Real block_value, unsigned block_index,
-                                             unsigned num_blocks, Op op, Real* d_partials,
-                                             unsigned* d_ticket, Real* d_result) {
-  if (num_blocks == 1) {  // single-block path: this block has seen every element
-    if (threadIdx.x == 0) *(d_result != nullptr ? d_result : d_partials) = block_value;
+// ------------------------------------------------------------------ fused variant
+
+//! Steps 2 and 3 of the fused variant for a block whose threads hold `acc`: every thread of the
+//! block must call it. d_ticket is 0 before the launch and 0 after it; d_partials holds one
+//! value per block of the launch.
+template <int BLOCK, class Real>
+__device__ __forceinline__ void fused_block_max(Real acc, Real* d_partials, unsigned* d_ticket,
+                                                Real* d_result) {
+  const Real block_value = block_max_shuffle<BLOCK>(acc);
+  const unsigned blocks = gridDim.x;
+  if (blocks == 1) {  // this block has seen every index
+    if (threadIdx.x == 0) *d_result = block_value;
     return;
   }
-  if constexpr (!FUSED) {
-    if (threadIdx.x == 0) d_partials[block_index] = block_value;
-  } else {
-    __shared__ bool is_last;
-    if (threadIdx.x == 0) {
-      d_partials[block_index] = block_value;
-      __threadfence();  // release: the partial is visible device-wide before the ticket is taken
-      const unsigned ticket = atomicAdd(d_ticket, 1u);
-      is_last = ticket == num_blocks - 1;
-    }
-    __syncthreads();  // also separates the two uses of block_reduce_shuffle's shared array
-    if (!is_last) return;
-    __threadfence();  // acquire: partial reads are ordered after observing the last ticket
-    const Real total = reduce_partials_in_block<BLOCK, FINAL_UNROLL>(d_partials, num_blocks, op);
-    if (threadIdx.x == 0) {
-      *d_result = total;
-      atomicExch(d_ticket, 0u);  // every launch leaves the ticket at 0 for the next one
-    }
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    d_partials[blockIdx.x] = block_value;
+    __threadfence();  // release: the partial is visible device-wide before the ticket is taken
+    is_last = atomicAdd(d_ticket, 1u) == blocks - 1;
+  }
+  __syncthreads();  // also separates the two uses of block_max_shuffle's shared array
+  if (!is_last) return;
+  __threadfence();  // acquire: the partials are read after the last ticket was seen
+  const Real total = max_of_partials<BLOCK, policy::Fused::kFinalUnroll>(d_partials, blocks);
+  if (threadIdx.x == 0) {
+    *d_result = total;
+    atomicExch(d_ticket, 0u);  // every launch leaves the ticket at 0 for the next one
   }
 }
 
-// ------------------------------------------------------------------ flat (vectorised) kernel
+//! The fused variant: max over idx in [0, n) of f(idx), f's other work done on the way.
+template <int BLOCK, class Real, class Fn>
+__global__ void __launch_bounds__(BLOCK) max_for_each_kernel(std::size_t n, Fn f, Real* d_partials,
+                                                             unsigned* d_ticket, Real* d_result) {
+  const MaxOp<Real> op;
+  Real acc = MaxOp<Real>::identity();
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
+    acc = op(acc, f(idx));
+  fused_block_max<BLOCK>(acc, d_partials, d_ticket, d_result);
+}
 
-//! How a flat range of n elements is cut for 16-byte loads. When the sources share their
-//! offset modulo 16 bytes: `head` scalar elements up to the first 16-byte boundary (< W),
-//! `nvec` vectors of W elements, `tail` scalar elements after them (< W); scalar_n = 0.
-//! Otherwise (sources misaligned relative to each other): scalar_n = n, all others 0.
-struct FlatRange {
-  std::size_t head;
-  std::size_t nvec;
-  std::size_t tail;
-  std::size_t scalar_n;
+//! Launches max_for_each_kernel on `stream`: one block per kThreads indices, at most max_blocks
+//! (the partials' capacity; policy: kBlocksPerSm x SMs), at least one. The caller checks the
+//! launch (CASCADE_CUDA_CHECK_LAUNCH).
+template <class Real, class Fn>
+void launch_max_for_each(std::size_t n, const Fn& f, std::size_t max_blocks, Real* d_partials,
+                         unsigned* d_ticket, Real* d_result, cudaStream_t stream) {
+  constexpr int kThreads = policy::Fused::kThreads;
+  const std::size_t want = (n + kThreads - 1) / kThreads;
+  const unsigned blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, max_blocks)));
+  max_for_each_kernel<kThreads, Real><<<blocks, kThreads, 0, stream>>>(n, f, d_partials, d_ticket,
+                                                                       d_result);
+}
+
+// ------------------------------------------------------------------ sources
+
+//! W consecutive elements as loaded.
+template <class Real, int W>
+struct Packet {
+  Real v[W];
 };
 
-//! Accumulate `units` units of W elements starting at element `first`, grid-strided: unit u is
-//! read by thread u mod stride. UNROLL loads are issued before any is used, so each thread keeps
-//! UNROLL x 16 bytes in flight and the loop ends with no serial remainder. The loads are not
-//! branched on: an out-of-range slot re-reads the unit `base` (valid, cached) and is not folded.
-template <int W, int UNROLL, class Source, class Op, class Real>
-__device__ __forceinline__ void accumulate_strided(const Source& src, Op op, std::size_t first,
-                                                   std::size_t units, std::size_t tid,
-                                                   std::size_t stride, Real (&acc)[UNROLL]) {
-  using Raw = typename Source::template Raw<W>;
-  for (std::size_t base = tid; base < units; base += std::size_t(UNROLL) * stride) {
-    Raw raw[UNROLL];
-    bool ok[UNROLL];
-#pragma unroll
-    for (int k = 0; k < UNROLL; ++k) {
-      const std::size_t u = base + std::size_t(k) * stride;
-      ok[k] = u < units;
-      raw[k] = src.template load<W>(first + (ok[k] ? u : base) * W);  // no branch: all in flight
-    }
-#pragma unroll
-    for (int k = 0; k < UNROLL; ++k)
-      if (ok[k]) acc[k] = op(acc[k], src.template fold<W>(raw[k], op));
+//! The 16-byte vector of each element type.
+template <class Real>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int kWidth = 4;
+  __device__ static void unpack(const float4& x, float* v) { v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w; }
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int kWidth = 2;
+  __device__ static void unpack(const double2& x, double* v) { v[0] = x.x, v[1] = x.y; }
+};
+
+//! W elements at p, read-only path: W == 1 a scalar load, W == Vec16 width one 16-byte load
+//! (p 16-byte aligned: the dispatch checks).
+template <int W, class Real>
+__device__ __forceinline__ Packet<Real, W> load_packet(const Real* p) {
+  Packet<Real, W> out;
+  if constexpr (W == 1) {
+    out.v[0] = __ldg(p);
+  } else {
+    static_assert(W == Vec16<Real>::kWidth, "vector loads are 16 bytes");
+    Vec16<Real>::unpack(__ldg(reinterpret_cast<const typename Vec16<Real>::type*>(p)), out.v);
   }
+  return out;
 }
 
-//! Bandwidth-bound reduction: grid-stride over 16-byte vectors with UNROLL accumulators,
-//! scalar head/tail, warp-shuffle block reduction, then finish_block.
-template <int BLOCK, int UNROLL, int FINAL_UNROLL, bool FUSED, class Source, class Op>
-__global__ void __launch_bounds__(BLOCK)
-    reduce_flat_kernel(Source src, Op op, FlatRange range,
-                       typename Source::value_type* d_partials, unsigned* d_ticket,
-                       typename Source::value_type* d_result) {
-  using Real = typename Source::value_type;
-  constexpr int W = Vec16<Real>::kWidth;
-  const std::size_t tid = std::size_t(blockIdx.x) * BLOCK + threadIdx.x;
-  const std::size_t stride = std::size_t(gridDim.x) * BLOCK;
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-  Real acc[UNROLL];
+//! The values a[i] of one array: f(idx) for the fused variant, packets for the column kernel.
+template <class Real>
+struct ArraySource {
+  using value_type = Real;
+  const Real* a;
+
+  CASCADE_HD Real operator()(std::size_t i) const { return a[i]; }
+  bool aligned() const { return aligned16(a); }
+  template <int W>
+  __device__ __forceinline__ Real max_at(std::size_t i) const {
+    const auto p = load_packet<W>(a + i);
+    Real x = p.v[0];
 #pragma unroll
-  for (int k = 0; k < UNROLL; ++k) acc[k] = Op::identity();
+    for (int k = 1; k < W; ++k) x = MaxOp<Real>()(x, p.v[k]);
+    return x;
+  }
+};
 
-  // Head and tail (< W elements each) are loaded before the main loop and used after it, so
-  // their latency overlaps the vector loads instead of adding a round trip.
-  using Raw1 = typename Source::template Raw<1>;
-  const std::size_t tail_first = range.head + range.nvec * W;
-  const bool has_head = tid < range.head;
-  const bool has_tail = tid < range.tail;
-  Raw1 head_raw{}, tail_raw{};
-  if (has_head) head_raw = src.template load<1>(tid);
-  if (has_tail) tail_raw = src.template load<1>(tail_first + tid);
+//! The CFL speed |u_i| inv_dx + |v_i| inv_dy of two arrays, never stored.
+template <class Real>
+struct CflSource {
+  using value_type = Real;
+  const Real* u;
+  const Real* v;
+  CflSpeed<Real> speed;
 
-  accumulate_strided<1, UNROLL>(src, op, 0, range.scalar_n, tid, stride, acc);  // fallback only
-  accumulate_strided<W, UNROLL>(src, op, range.head, range.nvec, tid, stride, acc);
-
-  if (has_head) acc[0] = op(acc[0], src.template fold<1>(head_raw, op));
-  if (has_tail) acc[0] = op(acc[0], src.template fold<1>(tail_raw, op));
+  CASCADE_HD Real operator()(std::size_t i) const { return speed(u[i], v[i]); }
+  bool aligned() const { return aligned16(u) && aligned16(v); }
+  template <int W>
+  __device__ __forceinline__ Real max_at(std::size_t i) const {
+    const auto pu = load_packet<W>(u + i);
+    const auto pv = load_packet<W>(v + i);
+    Real x = speed(pu.v[0], pv.v[0]);
 #pragma unroll
-  for (int k = 1; k < UNROLL; ++k) acc[0] = op(acc[0], acc[k]);
+    for (int k = 1; k < W; ++k) x = MaxOp<Real>()(x, speed(pu.v[k], pv.v[k]));
+    return x;
+  }
+};
 
-  const Real block_value = block_reduce_shuffle<BLOCK>(acc[0], op);
-  finish_block<BLOCK, FINAL_UNROLL, FUSED>(block_value, blockIdx.x, gridDim.x, op, d_partials,
-                                           d_ticket, d_result);
-}
+// ------------------------------------------------------------------ column variant
 
-// ------------------------------------------------------------------ column kernel
-
-//! Column reduction of an n1 x n2 row-major array (element (r, c) at r*n2 + c). Thread x of
-//! block (bx, by) owns columns c0 .. c0+W-1, c0 = (bx*BLOCK + x)*W (W adjacent columns read
-//! by one 16-byte load, or W = 1), and walks the rows of chunk by serially, ROW_UNROLL rows in
-//! flight: a warp reads 32*W consecutive elements of one row per load (coalesced). Its value
-//! stays in registers; the block then reduces in shared memory (tree + last-warp shuffles)
-//! and finish_block writes one partial per block (partial index by*gridDim.x + bx).
-//! Requires n2 % W == 0 and a 16-byte aligned source when W > 1 (the dispatch checks).
-template <int BLOCK, int W, int ROW_UNROLL, int FINAL_UNROLL, bool FUSED, class Source, class Op>
+//! Column kernel. Thread x of block (bx, by) owns columns c0 .. c0+W-1, c0 = (bx*BLOCK + x)*W,
+//! and walks rows [by*rows_per_chunk, (by+1)*rows_per_chunk) serially, ROW_UNROLL rows in
+//! flight. Writes one partial per block at by*gridDim.x + bx. Requires n2 % W == 0.
+template <int BLOCK, int W, int ROW_UNROLL, class Source>
 __global__ void __launch_bounds__(BLOCK)
-    reduce_columns_kernel(Source src, Op op, std::size_t n1, std::size_t n2,
-                          std::size_t rows_per_chunk, typename Source::value_type* d_partials,
-                          unsigned* d_ticket, typename Source::value_type* d_result) {
+    max_columns_kernel(Source src, std::size_t n1, std::size_t n2, std::size_t rows_per_chunk,
+                       typename Source::value_type* d_partials) {
   using Real = typename Source::value_type;
-  using Raw = typename Source::template Raw<W>;
+  const MaxOp<Real> op;
   const std::size_t c0 = (std::size_t(blockIdx.x) * BLOCK + threadIdx.x) * W;
   const std::size_t r_begin = std::size_t(blockIdx.y) * rows_per_chunk;
-  const std::size_t r_end = r_begin + rows_per_chunk < n1 ? r_begin + rows_per_chunk : n1;
+  const std::size_t r_end = std::min(r_begin + rows_per_chunk, n1);
 
   Real acc[ROW_UNROLL];
 #pragma unroll
-  for (int k = 0; k < ROW_UNROLL; ++k) acc[k] = Op::identity();
+  for (int k = 0; k < ROW_UNROLL; ++k) acc[k] = MaxOp<Real>::identity();
   if (c0 < n2) {
     for (std::size_t r = r_begin; r < r_end; r += ROW_UNROLL) {
-      Raw raw[ROW_UNROLL];
-      bool ok[ROW_UNROLL];
+      Real x[ROW_UNROLL];
 #pragma unroll
-      for (int k = 0; k < ROW_UNROLL; ++k) {
-        ok[k] = r + k < r_end;
-        raw[k] = src.template load<W>((ok[k] ? r + k : r) * n2 + c0);  // no branch: all in flight
-      }
+      for (int k = 0; k < ROW_UNROLL; ++k)  // no branch on the loads: all in flight
+        x[k] = src.template max_at<W>((r + k < r_end ? r + k : r) * n2 + c0);
 #pragma unroll
       for (int k = 0; k < ROW_UNROLL; ++k)
-        if (ok[k]) acc[k] = op(acc[k], src.template fold<W>(raw[k], op));
+        if (r + k < r_end) acc[k] = op(acc[k], x[k]);
     }
   }
 #pragma unroll
   for (int k = 1; k < ROW_UNROLL; ++k) acc[0] = op(acc[0], acc[k]);
-
-  const Real block_value = block_reduce_tree<BLOCK>(acc[0], op);
-  finish_block<BLOCK, FINAL_UNROLL, FUSED>(block_value, blockIdx.y * gridDim.x + blockIdx.x,
-                                           gridDim.x * gridDim.y, op, d_partials, d_ticket,
-                                           d_result);
+  const Real block_value = block_max_tree<BLOCK>(acc[0]);
+  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = block_value;
 }
 
-// ------------------------------------------------------------------ second pass
-
-//! Two-pass combine: one block reduces `count` partials and writes the result.
-template <int BLOCK, int UNROLL, class Real, class Op>
+//! The column variant's second pass: one block reduces `count` partials into *d_result.
+template <int BLOCK, class Real>
 __global__ void __launch_bounds__(BLOCK)
-    finalize_kernel(const Real* d_partials, unsigned count, Op op, Real* d_result) {
-  const Real total = reduce_partials_in_block<BLOCK, UNROLL>(d_partials, count, op);
+    max_partials_kernel(const Real* d_partials, unsigned count, Real* d_result) {
+  const Real total = max_of_partials<BLOCK, policy::SecondPass::kUnroll>(d_partials, count);
   if (threadIdx.x == 0) *d_result = total;
-}
-
-// ------------------------------------------------------------------ benchmark helpers
-
-//! Read-only reference: reads nvec 16-byte vectors of d_a (aligned) exactly like
-//! reduce_flat_kernel's main loop and writes only if an element equals `sentinel` (a value the
-//! data never holds), so the loads cannot be optimised away and nothing is written.
-template <int BLOCK, int UNROLL, class Real>
-__global__ void __launch_bounds__(BLOCK)
-    read_reference_kernel(const Real* d_a, std::size_t nvec, Real sentinel, Real* d_sink) {
-  constexpr int W = Vec16<Real>::kWidth;
-  const std::size_t tid = std::size_t(blockIdx.x) * BLOCK + threadIdx.x;
-  const std::size_t stride = std::size_t(gridDim.x) * BLOCK;
-  for (std::size_t base = tid; base < nvec; base += std::size_t(UNROLL) * stride) {
-    Packet<Real, W> p[UNROLL];
-    bool ok[UNROLL];
-#pragma unroll
-    for (int k = 0; k < UNROLL; ++k) {
-      const std::size_t u = base + std::size_t(k) * stride;
-      ok[k] = u < nvec;
-      p[k] = load_packet<W>(d_a + (ok[k] ? u : base) * W);
-    }
-#pragma unroll
-    for (int k = 0; k < UNROLL; ++k)
-#pragma unroll
-      for (int j = 0; j < W; ++j)
-        if (ok[k] && p[k].v[j] == sentinel) *d_sink = p[k].v[j];
-  }
-}
-
-//! splitmix64: a stateless hash, so element i gets the same value on any launch shape.
-__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-//! Benchmark data: d_a[i] uniform in [lo, hi) from hash(seed, i).
-template <class Real>
-__global__ void fill_uniform_kernel(Real* d_a, std::size_t n, std::uint64_t seed, double lo,
-                                    double hi) {
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const double u = double(splitmix64(seed * 0x100000001B3ull + i) >> 11) * 0x1.0p-53;
-    d_a[i] = static_cast<Real>(lo + (hi - lo) * u);
-  }
 }
 
 }  // namespace reduction_kernels

@@ -1,16 +1,17 @@
-//! @file Reduction operations and element transforms, written once as CASCADE_HD functors.
+//! @file The maximum and the CFL speed, written once as CASCADE_HD functors.
 //!
-//! The CPU path (src/reduction_cpu.cpp, g++ + OpenMP) and the CUDA kernels (kernels/reduction.cuh)
-//! both fold with these, so the two backends share one definition of "max", "min", "sum" and of
-//! the CFL speed |u|/dx + |v|/dy. Plain C++ compiles this file: CUDA-only code is guarded.
+//! The CPU loops (src/backend_cpu.cpp, src/reduction_cpu.cpp) and the CUDA kernels
+//! (kernels/reduction.cuh, the row kernel) all fold with these, so the two backends share one
+//! definition of "max" and of the CFL speed |u|/dx + |v|/dy. Plain C++ compiles this file:
+//! CUDA-only code is guarded.
 //!
-//! NaN policy: max and min PROPAGATE NaN. A NaN anywhere in the input makes the result NaN, in
-//! every stage (thread, warp, block, partials, host combine), because the CFL step size must
-//! not silently ignore a blown-up field. fmax/fmaxf (and cuda::maximum's `a < b ? b : a`) drop
-//! a NaN depending on its position, so they are never used here. Sums propagate NaN naturally.
+//! NaN policy: max PROPAGATES NaN. A NaN anywhere in the input makes the result NaN, in every
+//! stage (thread, warp, block, partials, host combine), because the CFL step size must not
+//! silently ignore a blown-up field. fmax/fmaxf (and cuda::maximum's `a < b ? b : a`) drop a
+//! NaN depending on its position, so they are never used here.
 //!
-//! Identities: max -> -infinity, min -> +infinity, sum -> 0. Never 0 for max: an all-negative
-//! field must reduce to its (negative) maximum, and empty threads/blocks must not contribute.
+//! Identity: -infinity, never 0: an all-negative field must reduce to its (negative) maximum,
+//! and empty threads and blocks must not contribute.
 #pragma once
 
 #include <cmath>
@@ -28,29 +29,9 @@ struct MaxOp {
   CASCADE_HD Real operator()(Real a, Real b) const { return (a > b || a != a) ? a : b; }
 };
 
-//! min(a, b), NaN-propagating (same argument as MaxOp).
-template <class Real>
-struct MinOp {
-  CASCADE_HD static constexpr Real identity() { return std::numeric_limits<Real>::infinity(); }
-  CASCADE_HD Real operator()(Real a, Real b) const { return (a < b || a != a) ? a : b; }
-};
-
-//! a + b; NaN and infinities propagate by IEEE arithmetic.
-template <class Real>
-struct SumOp {
-  CASCADE_HD static constexpr Real identity() { return Real(0); }
-  CASCADE_HD Real operator()(Real a, Real b) const { return a + b; }
-};
-
 //! |x| for float and double on host and device (fabs/fabsf exist in both; NaN stays NaN).
 CASCADE_HD inline float abs_value(float x) { return fabsf(x); }
 CASCADE_HD inline double abs_value(double x) { return fabs(x); }
-
-//! The value reduced is the array element itself.
-template <class Real>
-struct Identity {
-  CASCADE_HD Real operator()(Real a) const { return a; }
-};
 
 //! The CFL speed of one grid point: s = |u| inv_dx + |v| inv_dy (inv_dx = 1/dx, inv_dy = 1/dy),
 //! so that dt_cfl = cfl / max(s). Computed on the fly from u and v: the solver never stores s.

@@ -1,45 +1,43 @@
-//! @file Launch policies of the reductions (kernels/reduction.cuh), as data.
-//!
-//! Provenance. These are design-time choices, not yet tuned on hardware; replace the notes with
-//! measured rows from `cascade bench reduction` (CUB style: "// tpb_256.unroll_4  3050 GB/s ...")
-//! when the numbers change. The reasoning behind the starting points (H100 SXM, 132 SMs,
-//! ~3.35 TB/s HBM3, ~50 MB L2):
-//!  - Bytes in flight. Saturating HBM needs roughly bandwidth x latency ~ 3.3 TB/s x ~0.8 us
-//!    ~ 2.6 MB outstanding, ~20 KB per SM. 256 threads x 4 independent 16-byte loads = 16 KB per
-//!    block; with several blocks resident per SM this is a comfortable margin, while keeping
-//!    registers low enough (< 64/thread) for >= 4 blocks of 256 per SM.
-//!  - One wave. The flat kernel is a grid-stride loop over exactly (resident blocks) =
-//!    SMs x occupancy blocks (cudaOccupancyMaxActiveBlocksPerMultiprocessor), or fewer when the
-//!    input is small (every thread then gets one unrolled iteration). More blocks only add
-//!    partials; fewer leave bandwidth unused.
-//!  - Columns. The column kernel's row chunks are chosen so that (column blocks x chunks) is
-//!    about one wave too, but never fewer than kMinRowsPerChunk rows per chunk (below that the
-//!    block reduction costs as much as the loads).
-//!  - Float and double use the same numbers: both move 16 bytes per vector load.
+//! @file Launch policies of the cascaded max-reduction (kernels/reduction.cuh), as data, with
+//! the measurements they stand on. Each setting is the one measured; none was swept against
+//! others. When `cascade bench reduction` (or `cascade bench step` for the fused variant) is run
+//! again on new hardware or with a changed setting, replace the row: GPU, date, command, result.
 #pragma once
 
 namespace cascade::reduction_policy {
 
-//! Flat (bandwidth-bound) kernel: grid-stride, 16-byte vector loads, kUnroll accumulators.
-struct Flat {
-  static constexpr int kThreads = 256;  //!< threads per block (multiple of 32, power of two)
-  static constexpr int kUnroll = 4;     //!< independent 16-byte loads (accumulators) per thread
-  static constexpr int kWaves = 1;      //!< grid = kWaves x SMs x occupancy (at most)
+//! The fused variant (max_for_each_kernel, and the row kernel's fused_block_max): the solver's
+//! CFL maximum, inside the kernel that forms the products.
+//!   tpb_256.bps_16.final_unroll_4   NVIDIA H100 80GB, 2026-11-23, `cascade bench step
+//!                                   --repeats 30`: the maximum and the wait for it add
+//!                                   -0.2..1.9% to a step, 1024^2 .. 32768^2 (docs/performance.md)
+struct Fused {
+  static constexpr int kThreads = 256;      //!< threads a block
+  static constexpr int kBlocksPerSm = 16;   //!< blocks at most, a multiprocessor (the partials' capacity)
+  static constexpr int kFinalUnroll = 4;    //!< partials in flight a thread of the last block
 };
 
-//! Column kernel: one thread per column (or per 16-byte group of adjacent columns), serial over
-//! the rows of its chunk, kRowUnroll rows in flight per thread.
+//! The column variant (max_columns_kernel): a thread per 16-byte group of adjacent columns
+//! (one column where the width or the alignment does not allow it), row chunks over gridDim.y.
+//!   tpb_256.rows_4.16B.auto_chunks  NVIDIA H200, 2026-11-22, `cascade bench reduction`
+//!                                   (L2 flushed, median of 20), % of a read-only kernel:
+//!                                   91% 4096^2 float, 98% 16384^2 float, 93% 4096^2 double,
+//!                                   87-98% 16384^2 double
+//!   tpb_256.rows_4.1_column.1_chunk 4-12% (the card's literal kernel, one thread a column down
+//!                                   every row: too few loads in flight), hence the chunks and
+//!                                   the 16-byte groups
 struct Columns {
-  static constexpr int kThreads = 256;        //!< threads per block (power of two, >= 64)
-  static constexpr int kRowUnroll = 4;        //!< independent row loads per thread
-  static constexpr int kMinRowsPerChunk = 4;  //!< automatic chunking never goes below this
-  static constexpr int kWaves = 1;            //!< automatic chunks target kWaves x SMs x occupancy blocks
-  static constexpr int kMaxChunks = 65535;    //!< gridDim.y limit
+  static constexpr int kThreads = 256;        //!< threads a block (power of two, >= 64: the tree)
+  static constexpr int kRowUnroll = 4;        //!< rows in flight a thread
+  static constexpr int kMinRowsPerChunk = 4;  //!< automatic chunks never hold fewer rows
+  static constexpr int kWaves = 1;            //!< chunks target kWaves x SMs x occupancy blocks
+  static constexpr int kMaxChunks = 65535;    //!< gridDim.y's limit
 };
 
-//! Single-block finalize (two-pass combine) and the fused last block's pass over the partials.
-struct Finalize {
-  static constexpr int kThreads = 256;  //!< partials are at most a few thousand values
+//! The column variant's second pass (max_partials_kernel): one block over at most a few
+//! thousand partials; measured within the column rows above.
+struct SecondPass {
+  static constexpr int kThreads = 256;
   static constexpr int kUnroll = 4;
 };
 

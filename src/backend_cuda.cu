@@ -102,28 +102,11 @@ __global__ void __launch_bounds__(BLOCK, 4) for_each_kernel(std::size_t n, Fn f)
     f(idx);
 }
 
-//! The grid-stride loop of for_each_kernel, keeping the NaN-propagating maximum of what the
-//! functor returns, the whole cascade in one launch: per thread, per block by warp shuffles,
-//! then the block that finishes last combines the per-block partials (the reduction library's
-//! fused completion, kernels/reduction.cuh finish_block) and writes the result to `result`
-//! (mapped pinned host memory: no second kernel and no copy behind this one).
-template <int BLOCK, class Real, class Fn>
-__global__ void __launch_bounds__(BLOCK) for_each_max_kernel(std::size_t n, Fn f, Real* d_partials,
-                                                             unsigned* d_ticket, Real* result) {
-  const MaxOp<Real> op;
-  Real acc = MaxOp<Real>::identity();
-  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
-  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
-    acc = op(acc, f(idx));
-  acc = reduction_kernels::block_reduce_shuffle<BLOCK>(acc, op);
-  reduction_kernels::finish_block<BLOCK, 4, true>(acc, blockIdx.x, gridDim.x, op, d_partials, d_ticket, result);
-}
-
 //! The evaluation row by row (kernels/row_fft.cuh): each block takes rows blockIdx.x,
 //! blockIdx.x + gridDim.x, ... of the two spectra, in place, one row (or one part of one) in
 //! dynamic shared memory at a time, with a sixteenth as many threads as the part has points;
-//! the CFL maximum, where asked, completes as in for_each_max_kernel (the last block writes it
-//! to `result`).
+//! the CFL maximum, where asked, completes as the fused maximum does (kernels/reduction.cuh: the
+//! last block writes it to `result`).
 template <int THREADS, class Real>
 __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
@@ -143,8 +126,7 @@ __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  
     }
   }
   if (!cfl) return;
-  acc = reduction_kernels::block_reduce_shuffle<THREADS>(acc, op);
-  reduction_kernels::finish_block<THREADS, 4, true>(acc, blockIdx.x, gridDim.x, op, d_partials, d_ticket, result);
+  reduction_kernels::fused_block_max<THREADS>(acc, d_partials, d_ticket, result);
 }
 
 struct AddOp {
@@ -297,7 +279,7 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaGetDeviceProperties(&prop_, device));
     CASCADE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (whole_plans) make_whole_plans(grid);
-    blocks_cap_ = prop_.multiProcessorCount * 16;
+    blocks_cap_ = prop_.multiProcessorCount * reduction_policy::Fused::kBlocksPerSm;
     // Scratch of the fused max passes: one partial per block, the cascade's scratch, a result.
     CASCADE_CUDA_CHECK(cudaMalloc(&d_partials_, sizeof(Real) * blocks_cap_));
     // The budget: per-block partial sums of the first fused stage, and the six integrals.
@@ -405,10 +387,7 @@ class CudaExec {
   //! alone: work queued after this call keeps the device busy while the host waits.
   template <class Fn>
   void for_each_max_async(std::size_t n, const Fn& f) {
-    constexpr int kThreads = 256;
-    const std::size_t want = (n + kThreads - 1) / kThreads;
-    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
-    for_each_max_kernel<kThreads, Real><<<blocks, kThreads, 0, stream_>>>(n, f, d_partials_, d_ticket_, d_max_);
+    reduction_kernels::launch_max_for_each(n, f, blocks_cap_, d_partials_, d_ticket_, d_max_, stream_);
     CASCADE_CUDA_CHECK_LAUNCH();
     CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
   }

@@ -1,15 +1,12 @@
-//! @file Dispatch of the GPU reductions: grid sizing, scratch layout, launches, combines, checks.
-//! The kernels are in kernels/reduction.cuh, their launch policies in kernels/reduction_policy.hpp.
+//! @file Dispatch of the GPU max variants (kernels/reduction.cuh) for DeviceMax: scratch, the
+//! column kernel's plan, launches, the combines; device buffers for the bench and the tests.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <cstdio>
 #include <string>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "cascade/error.hpp"
 #include "cascade/reduction.hpp"
@@ -26,586 +23,263 @@ namespace rp = reduction_policy;
 
 static_assert(std::is_same<StreamHandle, cudaStream_t>::value, "StreamHandle must be cudaStream_t");
 
-// ---------------------------------------------------------------- scratch layout
-// [ticket (unsigned) | result (Real) | partials (Real x P)], each region 256-byte aligned.
-// The ticket must be 0 before a fused launch; fused launches leave it 0.
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+void free_device(void* p) noexcept {
+  if (cudaFree(p) != cudaSuccess) std::fprintf(stderr, "cascade: cudaFree failed\n");
+}
+void free_pinned(void* p) noexcept {
+  if (cudaFreeHost(p) != cudaSuccess) std::fprintf(stderr, "cascade: cudaFreeHost failed\n");
+}
+
+// ---------------------------------------------------------------- scratch
+// [ticket (unsigned) | result (Real) | partials (Real x capacity)], each 256-byte aligned. The
+// ticket is 0 before a fused launch; fused launches leave it 0.
 
 constexpr std::size_t kSlot = 256;
-constexpr std::size_t kTicketOffset = 0;
-constexpr std::size_t kResultOffset = kSlot;
-constexpr std::size_t kPartialsOffset = 2 * kSlot;
 
 template <class Real>
-struct ScratchView {
+struct Scratch {
   unsigned* ticket;
   Real* result;
   Real* partials;
+  std::size_t capacity;      //!< partials
+  std::size_t fused_blocks;  //!< the fused variant's block cap (<= capacity)
+  Real* h_partials;          //!< pinned, capacity values
+  int sms;
+  cudaStream_t stream;
 };
 
-template <class Real>
-ScratchView<Real> scratch_view(void* d_scratch) {
-  auto* base = static_cast<char*>(d_scratch);
-  return {reinterpret_cast<unsigned*>(base + kTicketOffset),
-          reinterpret_cast<Real*>(base + kResultOffset),
-          reinterpret_cast<Real*>(base + kPartialsOffset)};
-}
-
-template <class Real>
-constexpr std::size_t scratch_bytes_for(std::size_t partials) {
-  return kPartialsOffset + partials * sizeof(Real);
-}
-
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
-// ---------------------------------------------------------------- device limits (cached)
-
-struct DeviceLimits {
-  int sms = 0;
-  int max_threads_per_sm = 0;
-};
-
-int current_device() {
-  int device = 0;
+int sm_count() {
+  int device = 0, sms = 0;
   CASCADE_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
+  CASCADE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::max(sms, 1);
 }
 
-DeviceLimits device_limits() {
-  static std::mutex mutex;
-  static std::map<int, DeviceLimits> cache;
-  const int device = current_device();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(device);
-  if (it != cache.end()) return it->second;
-  DeviceLimits limits;
-  CASCADE_CUDA_CHECK(cudaDeviceGetAttribute(&limits.sms, cudaDevAttrMultiProcessorCount, device));
-  CASCADE_CUDA_CHECK(cudaDeviceGetAttribute(&limits.max_threads_per_sm,
-                                            cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  cache.emplace(device, limits);
-  return limits;
-}
-
-//! Resident blocks per SM of `kernel` at `threads` threads (occupancy calculator), cached.
-int blocks_per_sm(const void* kernel, int threads) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, int, int>, int> cache;
-  const int device = current_device();
-  const auto key = std::make_tuple(kernel, device, threads);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  int blocks = 0;
-  CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-  blocks = std::max(blocks, 1);
-  cache.emplace(key, blocks);
-  return blocks;
-}
-
-//! Upper bound on the resident blocks of any kernel of `threads` threads, times `waves`:
-//! what the scratch is sized for, independent of a kernel's actual occupancy.
-std::size_t max_wave_blocks(int waves, int threads) {
-  const DeviceLimits limits = device_limits();
-  return std::size_t(waves) * std::size_t(limits.sms) *
-         std::size_t(std::max(1, limits.max_threads_per_sm / threads));
-}
-
-std::size_t flat_partials_bound() {
-  return max_wave_blocks(rp::Flat::kWaves, rp::Flat::kThreads);
-}
-
-// ---------------------------------------------------------------- op dispatch
-
-template <class Real, class F>
-Real with_op(ReduceOp op, F&& f) {
-  switch (op) {
-    case ReduceOp::Max: return f(MaxOp<Real>{});
-    case ReduceOp::Min: return f(MinOp<Real>{});
-    case ReduceOp::Sum: return f(SumOp<Real>{});
-  }
-  throw RunError("reduction: unknown ReduceOp");
-}
-
-template <class Real>
-using ArraySource = rk::OneArray<Real, Identity<Real>>;
-template <class Real>
-using CflSource = rk::TwoArrays<Real, CflSpeed<Real>>;
-
-template <class Real>
-bool aligned16(const Real* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-template <class Real, class T>
-bool aligned16(const rk::OneArray<Real, T>& s) {
-  return aligned16(s.a);
-}
-template <class Real, class T>
-bool aligned16(const rk::TwoArrays<Real, T>& s) {
-  return aligned16(s.a) && aligned16(s.b);
-}
-
-template <class Real, class T>
-std::pair<const Real*, const Real*> pointers(const rk::OneArray<Real, T>& s) {
-  return {s.a, s.a};
-}
-template <class Real, class T>
-std::pair<const Real*, const Real*> pointers(const rk::TwoArrays<Real, T>& s) {
-  return {s.a, s.b};
-}
-
-// ---------------------------------------------------------------- combine (shared by both kernels)
-
-//! Runs `launch(fused_tag, d_result) -> blocks` and completes the reduction per `combine`.
-//! Fused / TwoPass write *d_result (device). Host returns the value (synchronises `stream`).
-template <class Real, class Op, class Launch>
-Real run_combined(Launch&& launch, Op op, ScratchView<Real> s, Real* d_result, Combine combine,
-                  cudaStream_t stream, Real* h_buffer) {
-  switch (combine) {
-    case Combine::Fused:
-      launch(std::true_type{}, d_result);
-      return Op::identity();
-    case Combine::TwoPass: {
-      const unsigned blocks = launch(std::false_type{}, d_result);
-      if (blocks > 1) {  // one block already wrote *d_result
-        rk::finalize_kernel<rp::Finalize::kThreads, rp::Finalize::kUnroll>
-            <<<1, rp::Finalize::kThreads, 0, stream>>>(s.partials, blocks, op, d_result);
-        CASCADE_CUDA_CHECK_LAUNCH();
-      }
-      return Op::identity();
-    }
-    case Combine::Host: {
-      const unsigned blocks = launch(std::false_type{}, static_cast<Real*>(nullptr));
-      CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_buffer, s.partials, blocks * sizeof(Real),
-                                         cudaMemcpyDeviceToHost, stream));
-      CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      // NaN-propagating op; blocks of 1024 keep the serial chain (a sum's rounding) short.
-      constexpr unsigned kHostBlock = 1024;
-      Real total = Op::identity();
-      for (unsigned b = 0; b < blocks; b += kHostBlock) {
-        Real part = Op::identity();
-        for (unsigned i = b; i < std::min(blocks, b + kHostBlock); ++i) part = op(part, h_buffer[i]);
-        total = op(total, part);
-      }
-      return total;
-    }
-  }
-  throw RunError("reduction: unknown Combine");
-}
-
-//! As run_combined, but always returns the value on the host (Fused/TwoPass go through the
-//! scratch's result slot and one 1-value copy).
-template <class Real, class Op, class Launch>
-Real run_to_host(Launch&& launch, Op op, ScratchView<Real> s, Combine combine, cudaStream_t stream,
-                 Real* h_buffer) {
-  if (combine == Combine::Host)
-    return run_combined(launch, op, s, static_cast<Real*>(nullptr), combine, stream, h_buffer);
-  run_combined(launch, op, s, s.result, combine, stream, h_buffer);
-  CASCADE_CUDA_CHECK(
-      cudaMemcpyAsync(h_buffer, s.result, sizeof(Real), cudaMemcpyDeviceToHost, stream));
-  CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return h_buffer[0];
-}
-
-void require_device_combine(Combine combine, const char* what) {
-  if (combine == Combine::Host)
-    throw RunError(std::string(what) +
-                   ": Combine::Host returns the value on the host; use the value-returning call");
-}
-
-// ---------------------------------------------------------------- flat kernel
-
-//! Cut [0, n) for 16-byte loads (see rk::FlatRange). Sources whose offsets modulo 16 bytes
-//! differ cannot share vector indices: they take the scalar grid-stride path.
-template <class Real>
-rk::FlatRange flat_range(const Real* a, const Real* b, std::size_t n) {
-  constexpr std::size_t W = rk::Vec16<Real>::kWidth;
-  const std::size_t ma = reinterpret_cast<std::uintptr_t>(a) % 16;
-  const std::size_t mb = reinterpret_cast<std::uintptr_t>(b) % 16;
-  if (ma != mb || ma % sizeof(Real) != 0) return {0, 0, 0, n};
-  const std::size_t head = std::min(n, ((16 - ma) % 16) / sizeof(Real));
-  const std::size_t nvec = (n - head) / W;
-  return {head, nvec, n - head - nvec * W, 0};
-}
-
-template <bool FUSED, class Source, class Op>
-unsigned launch_flat(const Source& src, Op op, std::size_t n,
-                     ScratchView<typename Source::value_type> s,
-                     typename Source::value_type* d_result, cudaStream_t stream) {
-  using Real = typename Source::value_type;
-  constexpr int kThreads = rp::Flat::kThreads;
-  constexpr int kUnroll = rp::Flat::kUnroll;
-  constexpr std::size_t W = rk::Vec16<Real>::kWidth;
-  auto* kernel = rk::reduce_flat_kernel<kThreads, kUnroll, rp::Finalize::kUnroll, FUSED, Source, Op>;
-
-  const auto ptrs = pointers(src);
-  const rk::FlatRange range = flat_range(ptrs.first, ptrs.second, n);
-  // Work in 16-byte units; enough blocks that each thread gets one unrolled iteration, at most
-  // one wave of resident blocks (then the grid-stride loop takes the rest).
-  const std::size_t units = range.scalar_n > 0 ? ceil_div(range.scalar_n, W) : range.nvec;
-  const std::size_t wanted = std::max<std::size_t>(1, ceil_div(units, std::size_t(kThreads) * kUnroll));
-  const std::size_t resident = std::size_t(rp::Flat::kWaves) * device_limits().sms *
-                               blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreads);
-  const unsigned blocks = static_cast<unsigned>(std::min(wanted, resident));
-  kernel<<<blocks, kThreads, 0, stream>>>(src, op, range, s.partials, s.ticket, d_result);
-  CASCADE_CUDA_CHECK_LAUNCH();
-  return blocks;
-}
-
-template <class Source, class Op>
-auto flat_launcher(const Source& src, Op op, std::size_t n, ScratchView<typename Source::value_type> s,
-                   cudaStream_t stream) {
-  return [=](auto fused, typename Source::value_type* d_result) -> unsigned {
-    return launch_flat<decltype(fused)::value>(src, op, n, s, d_result, stream);
-  };
-}
-
-// ---------------------------------------------------------------- column kernel
+// ---------------------------------------------------------------- column variant
 
 struct ColumnPlan {
-  unsigned blocks_x = 1;          //!< column blocks
-  unsigned chunks = 1;            //!< row chunks (gridDim.y)
-  std::size_t rows_per_chunk = 1;
-  int width = 1;                  //!< columns per thread
+  int width = 1;                   //!< columns a thread
+  unsigned blocks_x = 1;           //!< column blocks
+  unsigned chunks = 1;             //!< row chunks (gridDim.y)
+  std::size_t rows_per_chunk = 0;
 };
 
-template <class Source, int W, bool FUSED, class Op>
+template <int W, class Source>
 auto column_kernel() {
-  return rk::reduce_columns_kernel<rp::Columns::kThreads, W, rp::Columns::kRowUnroll,
-                                   rp::Finalize::kUnroll, FUSED, Source, Op>;
+  return rk::max_columns_kernel<rp::Columns::kThreads, W, rp::Columns::kRowUnroll, Source>;
 }
 
-//! Columns per thread, column blocks and row chunks. Automatic chunks (requested <= 0) aim at
-//! kWaves x SMs x occupancy blocks in all, with >= kMinRowsPerChunk rows per chunk. Any request
-//! is clamped to [1, n1], to gridDim.y's limit and so that the partials fit `max_partials`.
-template <bool FUSED, class Source, class Op>
-ColumnPlan plan_columns(const Source& src, Op, std::size_t n1, std::size_t n2, int requested,
-                        ColumnWidth width, std::size_t max_partials) {
+//! Columns a thread, column blocks and row chunks: 16-byte groups where cols and the alignment
+//! allow; chunks aiming at kWaves x SMs x occupancy blocks in all, >= kMinRowsPerChunk rows
+//! each, within gridDim.y's limit and the partials' capacity.
+template <class Source>
+ColumnPlan plan_columns(const Source& src, std::size_t rows, std::size_t cols, int sms,
+                        std::size_t capacity) {
   using Real = typename Source::value_type;
   constexpr int Wv = rk::Vec16<Real>::kWidth;
   constexpr int kThreads = rp::Columns::kThreads;
   ColumnPlan plan;
-  const bool vector = width == ColumnWidth::Auto && n2 % Wv == 0 && aligned16(src);
+  const bool vector = cols % Wv == 0 && src.aligned();
   plan.width = vector ? Wv : 1;
-  if (n1 == 0 || n2 == 0) return plan;  // empty: one block writes the identity
-
-  const std::size_t bx = ceil_div(n2 / plan.width, kThreads);
-  if (bx > max_partials)
-    throw RunError("reduce_columns: " + std::to_string(n2) + " columns exceed the scratch capacity");
-  std::size_t chunks;
-  if (requested <= 0) {
-    const void* kernel = vector ? reinterpret_cast<const void*>(column_kernel<Source, Wv, FUSED, Op>())
-                                : reinterpret_cast<const void*>(column_kernel<Source, 1, FUSED, Op>());
-    const std::size_t target = std::size_t(rp::Columns::kWaves) * device_limits().sms *
-                               blocks_per_sm(kernel, kThreads);
-    chunks = std::min(ceil_div(target, bx), ceil_div(n1, rp::Columns::kMinRowsPerChunk));
-  } else {
-    chunks = std::size_t(requested);
-  }
-  chunks = std::min({chunks, n1, std::size_t(rp::Columns::kMaxChunks), max_partials / bx});
+  const std::size_t bx = std::max<std::size_t>(1, ceil_div(cols / plan.width, kThreads));
+  if (bx > capacity)
+    throw RunError("column max: " + std::to_string(cols) + " columns exceed the scratch capacity");
+  const void* kernel = vector ? reinterpret_cast<const void*>(column_kernel<Wv, Source>())
+                              : reinterpret_cast<const void*>(column_kernel<1, Source>());
+  int per_sm = 0;
+  CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  const std::size_t target = std::size_t(rp::Columns::kWaves) * sms * std::max(per_sm, 1);
+  std::size_t chunks = std::min(ceil_div(target, bx), ceil_div(rows, rp::Columns::kMinRowsPerChunk));
+  chunks = std::min({chunks, rows, std::size_t(rp::Columns::kMaxChunks), capacity / bx});
   chunks = std::max<std::size_t>(chunks, 1);
-  plan.rows_per_chunk = ceil_div(n1, chunks);
-  plan.chunks = static_cast<unsigned>(ceil_div(n1, plan.rows_per_chunk));  // no empty chunk
+  plan.rows_per_chunk = ceil_div(rows, chunks);
+  plan.chunks = rows == 0 ? 1u : static_cast<unsigned>(ceil_div(rows, plan.rows_per_chunk));
   plan.blocks_x = static_cast<unsigned>(bx);
   return plan;
 }
 
-template <bool FUSED, class Source, class Op>
-unsigned launch_columns(const Source& src, Op op, std::size_t n1, std::size_t n2,
-                        const ColumnPlan& plan, ScratchView<typename Source::value_type> s,
-                        typename Source::value_type* d_result, cudaStream_t stream) {
+//! Launches the column kernel; returns the partials it writes.
+template <class Source>
+unsigned launch_columns(const Source& src, std::size_t rows, std::size_t cols,
+                        const Scratch<typename Source::value_type>& s) {
   using Real = typename Source::value_type;
   constexpr int Wv = rk::Vec16<Real>::kWidth;
-  const dim3 grid(plan.blocks_x, plan.chunks);
-  auto* kernel = plan.width == Wv ? column_kernel<Source, Wv, FUSED, Op>()
-                                  : column_kernel<Source, 1, FUSED, Op>();
-  kernel<<<grid, rp::Columns::kThreads, 0, stream>>>(src, op, n1, n2, plan.rows_per_chunk,
-                                                     s.partials, s.ticket, d_result);
+  const ColumnPlan plan = plan_columns(src, rows, cols, s.sms, s.capacity);
+  auto* kernel = plan.width == Wv ? column_kernel<Wv, Source>() : column_kernel<1, Source>();
+  kernel<<<dim3(plan.blocks_x, plan.chunks), rp::Columns::kThreads, 0, s.stream>>>(
+      src, rows, cols, plan.rows_per_chunk, s.partials);
   CASCADE_CUDA_CHECK_LAUNCH();
   return plan.blocks_x * plan.chunks;
 }
 
-template <class Source, class Op>
-auto column_launcher(const Source& src, Op op, std::size_t n1, std::size_t n2, int row_chunks,
-                     ColumnWidth width, std::size_t max_partials,
-                     ScratchView<typename Source::value_type> s, cudaStream_t stream) {
-  return [=](auto fused, typename Source::value_type* d_result) -> unsigned {
-    constexpr bool kFused = decltype(fused)::value;
-    const ColumnPlan plan = plan_columns<kFused>(src, op, n1, n2, row_chunks, width, max_partials);
-    return launch_columns<kFused>(src, op, n1, n2, plan, s, d_result, stream);
-  };
+// ---------------------------------------------------------------- the variants
+
+//! Queues variant v with its result in *d_result (device).
+template <class Source>
+void run_to_device(MaxVariant v, const Source& src, std::size_t rows, std::size_t cols,
+                   const Scratch<typename Source::value_type>& s, typename Source::value_type* d_result) {
+  using Real = typename Source::value_type;
+  switch (v) {
+    case MaxVariant::Fused:
+      rk::launch_max_for_each(rows * cols, src, s.fused_blocks, s.partials, s.ticket, d_result, s.stream);
+      CASCADE_CUDA_CHECK_LAUNCH();
+      return;
+    case MaxVariant::ColumnTwoPass: {
+      const unsigned partials = launch_columns(src, rows, cols, s);
+      rk::max_partials_kernel<rp::SecondPass::kThreads, Real>
+          <<<1, rp::SecondPass::kThreads, 0, s.stream>>>(s.partials, partials, d_result);
+      CASCADE_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    case MaxVariant::ColumnHost:
+      throw RunError("max: the column variant with the host's combine has no device result");
+  }
+  throw RunError("max: unknown variant");
 }
 
-void check_scratch(const void* d_scratch, std::size_t have, std::size_t need, const char* what) {
-  if (have < need)
-    throw RunError(std::string(what) + ": scratch of " + std::to_string(have) +
-                   " bytes, need " + std::to_string(need));
-  if (reinterpret_cast<std::uintptr_t>(d_scratch) % kSlot != 0)
-    throw RunError(std::string(what) + ": scratch must be 256-byte aligned (as cudaMalloc returns)");
+//! Runs variant v and returns its value on the host (waits for the stream).
+template <class Source>
+typename Source::value_type run_to_host(MaxVariant v, const Source& src, std::size_t rows,
+                                        std::size_t cols, const Scratch<typename Source::value_type>& s) {
+  using Real = typename Source::value_type;
+  if (v != MaxVariant::ColumnHost) {
+    run_to_device(v, src, rows, cols, s, s.result);
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(s.h_partials, s.result, sizeof(Real), cudaMemcpyDeviceToHost, s.stream));
+    CASCADE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    return s.h_partials[0];
+  }
+  const unsigned partials = launch_columns(src, rows, cols, s);
+  CASCADE_CUDA_CHECK(cudaMemcpyAsync(s.h_partials, s.partials, partials * sizeof(Real),
+                                     cudaMemcpyDeviceToHost, s.stream));
+  CASCADE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  const MaxOp<Real> op;
+  Real total = MaxOp<Real>::identity();
+  for (unsigned i = 0; i < partials; ++i) total = op(total, s.h_partials[i]);
+  return total;
 }
 
 }  // namespace
 
-// ---------------------------------------------------------------- CUB-style free functions
-
-template <class Real>
-std::size_t reduction_scratch_bytes() {
-  return scratch_bytes_for<Real>(flat_partials_bound());
-}
-
-template <class Real>
-void reduce_device(void* d_scratch, std::size_t& scratch_bytes, ReduceOp op, const Real* d_a,
-                   std::size_t n, Real* d_result, Combine combine, StreamHandle stream) {
-  if (d_scratch == nullptr) {
-    scratch_bytes = reduction_scratch_bytes<Real>();
-    return;
+const char* to_string(MaxVariant v) {
+  switch (v) {
+    case MaxVariant::Fused: return "fused";
+    case MaxVariant::ColumnTwoPass: return "column, two-pass";
+    case MaxVariant::ColumnHost: return "column, host combine";
   }
-  require_device_combine(combine, "reduce_device");
-  check_scratch(d_scratch, scratch_bytes, reduction_scratch_bytes<Real>(), "reduce_device");
-  const auto s = scratch_view<Real>(d_scratch);
-  with_op<Real>(op, [&](auto o) {
-    return run_combined(flat_launcher(ArraySource<Real>{d_a, {}}, o, n, s, stream), o, s,
-                        d_result, combine, stream, static_cast<Real*>(nullptr));
-  });
+  return "?";
 }
 
-template <class Real>
-void cfl_max_device(void* d_scratch, std::size_t& scratch_bytes, const Real* d_u, const Real* d_v,
-                    std::size_t n, Real inv_dx, Real inv_dy, Real* d_result, Combine combine,
-                    StreamHandle stream) {
-  if (d_scratch == nullptr) {
-    scratch_bytes = reduction_scratch_bytes<Real>();
-    return;
-  }
-  require_device_combine(combine, "cfl_max_device");
-  check_scratch(d_scratch, scratch_bytes, reduction_scratch_bytes<Real>(), "cfl_max_device");
-  const auto s = scratch_view<Real>(d_scratch);
-  const MaxOp<Real> op;
-  run_combined(flat_launcher(CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, op, n, s, stream), op, s,
-               d_result, combine, stream, static_cast<Real*>(nullptr));
+// ---------------------------------------------------------------- device buffers
+
+template <class T>
+Buffer<T> device_buffer(std::size_t n) {
+  void* p = nullptr;
+  CASCADE_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(n * sizeof(T), 1)));
+  return Buffer<T>(static_cast<T*>(p), n, MemorySpace::Device, &free_device);
 }
 
-// ---------------------------------------------------------------- DeviceReducer
-
-template <class Real>
-DeviceReducer<Real>::DeviceReducer(std::size_t max_n, StreamHandle stream)
-    : max_n_(max_n), stream_(stream) {
-  // Flat: one wave of blocks. Columns: automatic chunks give < one wave + one row of column
-  // blocks, and a row of column blocks is at most ceil(max_n / threads) (n2 <= max_n).
-  const std::size_t column_partials =
-      max_wave_blocks(rp::Columns::kWaves, rp::Columns::kThreads) +
-      ceil_div(std::max<std::size_t>(max_n, 1), rp::Columns::kThreads);
-  max_partials_ = std::max(flat_partials_bound(), column_partials);
-  scratch_bytes_ = scratch_bytes_for<Real>(max_partials_);
-  CASCADE_CUDA_CHECK(cudaMalloc(&d_scratch_, scratch_bytes_));
-  try {
-    CASCADE_CUDA_CHECK(cudaMemsetAsync(d_scratch_, 0, scratch_bytes_, stream_));  // ticket = 0
-    CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    CASCADE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&h_partials_),
-                                      max_partials_ * sizeof(Real)));
-  } catch (...) {
-    release();
-    throw;
-  }
+template <class T>
+Buffer<T> to_device(const std::vector<T>& host) {
+  Buffer<T> d = device_buffer<T>(host.size());
+  if (!host.empty())
+    CASCADE_CUDA_CHECK(cudaMemcpy(d.data(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  return d;
 }
 
-template <class Real>
-void DeviceReducer<Real>::release() noexcept {
-  if (d_scratch_) cudaFree(d_scratch_);
-  if (h_partials_) cudaFreeHost(h_partials_);
-  d_scratch_ = nullptr;
-  h_partials_ = nullptr;
+template <class T>
+std::vector<T> to_host(const Buffer<T>& device) {
+  std::vector<T> host(device.size());
+  if (!host.empty())
+    CASCADE_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), device.bytes(), cudaMemcpyDeviceToHost));
+  return host;
 }
 
-template <class Real>
-DeviceReducer<Real>::~DeviceReducer() {
-  release();
-}
+// ---------------------------------------------------------------- DeviceMax
 
 template <class Real>
-DeviceReducer<Real>::DeviceReducer(DeviceReducer&& other) noexcept
-    : max_n_(other.max_n_),
-      max_partials_(other.max_partials_),
-      scratch_bytes_(other.scratch_bytes_),
-      d_scratch_(std::exchange(other.d_scratch_, nullptr)),
-      h_partials_(std::exchange(other.h_partials_, nullptr)),
-      stream_(other.stream_) {}
-
-template <class Real>
-DeviceReducer<Real>& DeviceReducer<Real>::operator=(DeviceReducer&& other) noexcept {
-  if (this != &other) {
-    release();
-    max_n_ = other.max_n_;
-    max_partials_ = other.max_partials_;
-    scratch_bytes_ = other.scratch_bytes_;
-    d_scratch_ = std::exchange(other.d_scratch_, nullptr);
-    h_partials_ = std::exchange(other.h_partials_, nullptr);
-    stream_ = other.stream_;
-  }
-  return *this;
+DeviceMax<Real>::DeviceMax(std::size_t max_n, StreamHandle stream)
+    : max_n_(max_n), sms_(sm_count()), stream_(stream) {
+  fused_blocks_ = std::size_t(rp::Fused::kBlocksPerSm) * sms_;
+  // Columns: automatic chunks give less than one wave plus one row of column blocks, and a row
+  // of column blocks is at most ceil(max_n / threads); a wave, at most 2048 threads an SM.
+  const std::size_t wave = std::size_t(rp::Columns::kWaves) * sms_ * (2048 / rp::Columns::kThreads);
+  const std::size_t capacity = std::max(fused_blocks_, wave + ceil_div(std::max<std::size_t>(max_n, 1),
+                                                                       rp::Columns::kThreads));
+  d_scratch_ = device_buffer<unsigned char>(2 * kSlot + capacity * sizeof(Real));
+  CASCADE_CUDA_CHECK(cudaMemsetAsync(d_scratch_.data(), 0, d_scratch_.bytes(), stream_));  // ticket 0
+  CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  void* h = nullptr;
+  CASCADE_CUDA_CHECK(cudaMallocHost(&h, capacity * sizeof(Real)));
+  h_partials_ = Buffer<Real>(static_cast<Real*>(h), capacity, MemorySpace::Host, &free_pinned);
 }
 
 namespace {
-void check_capacity(std::size_t n1, std::size_t n2, std::size_t max_n, bool has_scratch,
-                    const char* what) {
-  if (!has_scratch) throw RunError(std::string(what) + ": reducer was moved from");
-  if (n1 != 0 && n2 > max_n / n1)
-    throw RunError(std::string(what) + ": " + std::to_string(n1) + " x " + std::to_string(n2) +
-                   " elements exceed the reducer's capacity of " + std::to_string(max_n));
+template <class Real>
+Scratch<Real> scratch_of(Buffer<unsigned char>& d, Buffer<Real>& h, std::size_t fused_blocks, int sms,
+                         StreamHandle stream, std::size_t rows, std::size_t cols, std::size_t max_n) {
+  if (d.empty()) throw RunError("max: DeviceMax was moved from");
+  if (rows != 0 && cols > max_n / rows)
+    throw RunError("max: " + std::to_string(rows) + " x " + std::to_string(cols) +
+                   " values exceed the capacity of " + std::to_string(max_n));
+  unsigned char* base = d.data();
+  return {reinterpret_cast<unsigned*>(base), reinterpret_cast<Real*>(base + kSlot),
+          reinterpret_cast<Real*>(base + 2 * kSlot), h.size(), fused_blocks, h.data(), sms, stream};
 }
 }  // namespace
 
+#define CASCADE_SCRATCH(rows, cols) \
+  scratch_of(d_scratch_, h_partials_, fused_blocks_, sms_, stream_, rows, cols, max_n_)
+
 template <class Real>
-Real DeviceReducer<Real>::reduce(ReduceOp op, const Real* d_a, std::size_t n, Combine combine) {
-  check_capacity(1, n, max_n_, d_scratch_ != nullptr, "DeviceReducer::reduce");
-  const auto s = scratch_view<Real>(d_scratch_);
-  return with_op<Real>(op, [&](auto o) {
-    return run_to_host(flat_launcher(ArraySource<Real>{d_a, {}}, o, n, s, stream_), o, s, combine,
-                       stream_, h_partials_);
-  });
+void DeviceMax<Real>::max_to_device(MaxVariant v, const Real* d_a, std::size_t rows, std::size_t cols,
+                                    Real* d_result) {
+  run_to_device(v, rk::ArraySource<Real>{d_a}, rows, cols, CASCADE_SCRATCH(rows, cols), d_result);
 }
 
 template <class Real>
-void DeviceReducer<Real>::reduce_to_device(ReduceOp op, const Real* d_a, std::size_t n,
-                                           Real* d_result, Combine combine) {
-  check_capacity(1, n, max_n_, d_scratch_ != nullptr, "DeviceReducer::reduce_to_device");
-  require_device_combine(combine, "DeviceReducer::reduce_to_device");
-  const auto s = scratch_view<Real>(d_scratch_);
-  with_op<Real>(op, [&](auto o) {
-    return run_combined(flat_launcher(ArraySource<Real>{d_a, {}}, o, n, s, stream_), o, s,
-                        d_result, combine, stream_, h_partials_);
-  });
+void DeviceMax<Real>::cfl_max_to_device(MaxVariant v, const Real* d_u, const Real* d_v, std::size_t rows,
+                                        std::size_t cols, Real inv_dx, Real inv_dy, Real* d_result) {
+  run_to_device(v, rk::CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, rows, cols, CASCADE_SCRATCH(rows, cols),
+                d_result);
 }
 
 template <class Real>
-Real DeviceReducer<Real>::cfl_max(const Real* d_u, const Real* d_v, std::size_t n, Real inv_dx,
-                                  Real inv_dy, Combine combine) {
-  check_capacity(1, n, max_n_, d_scratch_ != nullptr, "DeviceReducer::cfl_max");
-  const auto s = scratch_view<Real>(d_scratch_);
-  const MaxOp<Real> op;
-  return run_to_host(flat_launcher(CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, op, n, s, stream_),
-                     op, s, combine, stream_, h_partials_);
+Real DeviceMax<Real>::max(MaxVariant v, const Real* d_a, std::size_t rows, std::size_t cols) {
+  return run_to_host(v, rk::ArraySource<Real>{d_a}, rows, cols, CASCADE_SCRATCH(rows, cols));
 }
 
 template <class Real>
-void DeviceReducer<Real>::cfl_max_to_device(const Real* d_u, const Real* d_v, std::size_t n,
-                                            Real inv_dx, Real inv_dy, Real* d_result,
-                                            Combine combine) {
-  check_capacity(1, n, max_n_, d_scratch_ != nullptr, "DeviceReducer::cfl_max_to_device");
-  require_device_combine(combine, "DeviceReducer::cfl_max_to_device");
-  const auto s = scratch_view<Real>(d_scratch_);
-  const MaxOp<Real> op;
-  run_combined(flat_launcher(CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, op, n, s, stream_), op, s,
-               d_result, combine, stream_, h_partials_);
+Real DeviceMax<Real>::cfl_max(MaxVariant v, const Real* d_u, const Real* d_v, std::size_t rows,
+                              std::size_t cols, Real inv_dx, Real inv_dy) {
+  return run_to_host(v, rk::CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, rows, cols,
+                     CASCADE_SCRATCH(rows, cols));
+}
+
+#undef CASCADE_SCRATCH
+
+template <class Real>
+int DeviceMax<Real>::column_chunks(const Real* d_a, std::size_t rows, std::size_t cols) const {
+  return int(plan_columns(rk::ArraySource<Real>{d_a}, rows, cols, sms_, h_partials_.size()).chunks);
 }
 
 template <class Real>
-Real DeviceReducer<Real>::reduce_columns(ReduceOp op, const Real* d_a, std::size_t n1,
-                                         std::size_t n2, int row_chunks, Combine combine,
-                                         ColumnWidth width) {
-  check_capacity(n1, n2, max_n_, d_scratch_ != nullptr, "DeviceReducer::reduce_columns");
-  const auto s = scratch_view<Real>(d_scratch_);
-  return with_op<Real>(op, [&](auto o) {
-    return run_to_host(column_launcher(ArraySource<Real>{d_a, {}}, o, n1, n2, row_chunks, width,
-                                       max_partials_, s, stream_),
-                       o, s, combine, stream_, h_partials_);
-  });
-}
-
-template <class Real>
-void DeviceReducer<Real>::reduce_columns_to_device(ReduceOp op, const Real* d_a, std::size_t n1,
-                                                   std::size_t n2, Real* d_result, int row_chunks,
-                                                   Combine combine, ColumnWidth width) {
-  check_capacity(n1, n2, max_n_, d_scratch_ != nullptr, "DeviceReducer::reduce_columns_to_device");
-  require_device_combine(combine, "DeviceReducer::reduce_columns_to_device");
-  const auto s = scratch_view<Real>(d_scratch_);
-  with_op<Real>(op, [&](auto o) {
-    return run_combined(column_launcher(ArraySource<Real>{d_a, {}}, o, n1, n2, row_chunks, width,
-                                        max_partials_, s, stream_),
-                        o, s, d_result, combine, stream_, h_partials_);
-  });
-}
-
-template <class Real>
-Real DeviceReducer<Real>::cfl_max_columns(const Real* d_u, const Real* d_v, std::size_t n1,
-                                          std::size_t n2, Real inv_dx, Real inv_dy, int row_chunks,
-                                          Combine combine, ColumnWidth width) {
-  check_capacity(n1, n2, max_n_, d_scratch_ != nullptr, "DeviceReducer::cfl_max_columns");
-  const auto s = scratch_view<Real>(d_scratch_);
-  const MaxOp<Real> op;
-  return run_to_host(column_launcher(CflSource<Real>{d_u, d_v, {inv_dx, inv_dy}}, op, n1, n2,
-                                     row_chunks, width, max_partials_, s, stream_),
-                     op, s, combine, stream_, h_partials_);
-}
-
-template <class Real>
-int DeviceReducer<Real>::resolved_row_chunks(const Real* d_a, std::size_t n1, std::size_t n2,
-                                             int row_chunks, ColumnWidth width) const {
-  const ColumnPlan plan = plan_columns<true>(ArraySource<Real>{d_a, {}}, MaxOp<Real>{}, n1, n2,
-                                             row_chunks, width, max_partials_);
-  return static_cast<int>(plan.chunks);
-}
-
-// ---------------------------------------------------------------- DeviceArray
-
-template <class Real>
-DeviceArray<Real>::DeviceArray(std::size_t n) : n_(n) {
-  if (n_ > 0) CASCADE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_data_), n_ * sizeof(Real)));
-}
-
-template <class Real>
-DeviceArray<Real>::DeviceArray(const std::vector<Real>& host) : DeviceArray(host.size()) {
-  upload(host);
-}
-
-template <class Real>
-DeviceArray<Real>::~DeviceArray() {
-  if (d_data_) cudaFree(d_data_);
-}
-
-template <class Real>
-DeviceArray<Real>::DeviceArray(DeviceArray&& other) noexcept
-    : d_data_(std::exchange(other.d_data_, nullptr)), n_(std::exchange(other.n_, 0)) {}
-
-template <class Real>
-DeviceArray<Real>& DeviceArray<Real>::operator=(DeviceArray&& other) noexcept {
-  if (this != &other) {
-    if (d_data_) cudaFree(d_data_);
-    d_data_ = std::exchange(other.d_data_, nullptr);
-    n_ = std::exchange(other.n_, 0);
-  }
-  return *this;
-}
-
-template <class Real>
-void DeviceArray<Real>::upload(const std::vector<Real>& host) {
-  if (host.size() != n_)
-    throw RunError("DeviceArray::upload: " + std::to_string(host.size()) + " values for an array of " +
-                   std::to_string(n_));
-  if (n_ > 0)
-    CASCADE_CUDA_CHECK(cudaMemcpy(d_data_, host.data(), n_ * sizeof(Real), cudaMemcpyHostToDevice));
-}
-
-template <class Real>
-std::vector<Real> DeviceArray<Real>::download() const {
-  std::vector<Real> host(n_);
-  if (n_ > 0)
-    CASCADE_CUDA_CHECK(cudaMemcpy(host.data(), d_data_, n_ * sizeof(Real), cudaMemcpyDeviceToHost));
-  return host;
+int DeviceMax<Real>::column_width(const Real* d_a, std::size_t cols) const {
+  return plan_columns(rk::ArraySource<Real>{d_a}, 1, cols, sms_, h_partials_.size()).width;
 }
 
 // ---------------------------------------------------------------- instantiations
 
-#define CASCADE_REDUCTION_INSTANTIATE(Real)                                                       \
-  template std::size_t reduction_scratch_bytes<Real>();                                          \
-  template void reduce_device<Real>(void*, std::size_t&, ReduceOp, const Real*, std::size_t,     \
-                                    Real*, Combine, StreamHandle);                               \
-  template void cfl_max_device<Real>(void*, std::size_t&, const Real*, const Real*, std::size_t, \
-                                     Real, Real, Real*, Combine, StreamHandle);                  \
-  template class DeviceReducer<Real>;                                                            \
-  template class DeviceArray<Real>;
-
-CASCADE_REDUCTION_INSTANTIATE(float)
-CASCADE_REDUCTION_INSTANTIATE(double)
-
-#undef CASCADE_REDUCTION_INSTANTIATE
+template class DeviceMax<float>;
+template class DeviceMax<double>;
+#define CASCADE_BUFFERS(T)                                  \
+  template Buffer<T> device_buffer<T>(std::size_t);         \
+  template Buffer<T> to_device<T>(const std::vector<T>&);   \
+  template std::vector<T> to_host<T>(const Buffer<T>&);
+CASCADE_BUFFERS(float)
+CASCADE_BUFFERS(double)
+CASCADE_BUFFERS(unsigned char)
+#undef CASCADE_BUFFERS
 
 }  // namespace cascade
