@@ -2,7 +2,7 @@
 //! GPU rows (src/bench_reduction_cuda.cu) when built with CUDA. Table on stdout, CSV with --csv.
 //!
 //! CSV columns (shared with the GPU rows, which append to the same file):
-//!   backend,precision,n,elements,variant,median_us,gbps,pct_read,vs_cub,check
+//!   backend,precision,n,elements,variant,median_us,gbps,pct_read,pct_copy,vs_cub,check
 //! (n: the side of the N x N field; variant is double-quoted: it contains commas)
 #include <algorithm>
 #include <chrono>
@@ -99,7 +99,7 @@ int run_reduction_bench(const BenchOptions& options) {
   if (!options.csv.empty()) {
     csv.open(options.csv, std::ios::trunc);
     if (!csv) throw InputError("--csv: cannot write " + options.csv);
-    csv << "backend,precision,n,elements,variant,median_us,gbps,pct_read,vs_cub,check\n";
+    csv << "backend,precision,n,elements,variant,median_us,gbps,pct_read,pct_copy,vs_cub,check\n";
   }
 
   bool all_ok = true;
@@ -121,7 +121,7 @@ int run_reduction_bench(const BenchOptions& options) {
         fmt::print("{:<7} {:<9} {:>6} {:>11}  {:<34} {:>11.1f} {:>9.2f}  {}\n", "cpu", to_string(p), side,
                    n, r.variant, r.median_us, r.gbps, r.ok ? "ok" : "MISMATCH");
         if (csv)
-          csv << fmt::format("cpu,{},{},{},\"{}\",{:.3f},{:.3f},,,{}\n", to_string(p), side, n, r.variant,
+          csv << fmt::format("cpu,{},{},{},\"{}\",{:.3f},{:.3f},,,,{}\n", to_string(p), side, n, r.variant,
                              r.median_us, r.gbps, r.ok ? "ok" : "MISMATCH");
       }
       std::fflush(stdout);

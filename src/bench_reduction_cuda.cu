@@ -6,8 +6,9 @@
 //! Method: data uniform in [-1, 1) (u and v seeded apart), 2 warm-up runs, then options.repeats
 //! timed runs, each preceded (outside the timed region) by a cudaMemsetAsync of 2 x L2 so that
 //! every run reads from HBM; CUDA events on the default stream; the median is reported.
-//! GB/s = bytes read / time (copy: read + written). "%read": of the read-only kernel at the same
-//! N; "vs_cub": of CUB at the same N (Max rows: DeviceReduce::Max; CFL rows: TransformReduce).
+//! GB/s = bytes read / time (copy: read + written). "%read", "%copy": of the read-only kernel's
+//! and of the copy's GB/s at the same N; "vs_cub": of CUB's GB/s at the same N (Max rows:
+//! DeviceReduce::Max; CFL rows: TransformReduce).
 //! "check": the value equals CUB's, bit for bit. Host-combine rows include the copy of the
 //! partials and the wait.
 #include <cuda_runtime.h>
@@ -132,26 +133,33 @@ class Table {
     csv_.open(csv_path, std::ios::app);
     if (!csv_) throw InputError("--csv: cannot append to " + csv_path);
   }
-  //! bytes moved; read_gbps and cub_gbps the references (0: none); check "" | "ok" | "MISMATCH".
-  void add(std::size_t side, const std::string& variant, double us, double bytes, double read_gbps,
-           double cub_gbps, const std::string& check) {
+  //! The GB/s of the read-only kernel and of the copy at this N (0: not yet measured).
+  void set_references(double read_gbps, double copy_gbps) { read_gbps_ = read_gbps, copy_gbps_ = copy_gbps; }
+  //! bytes moved; cub_gbps CUB's GB/s (0: none); check "" | "ok" | "MISMATCH".
+  void add(std::size_t side, const std::string& variant, double us, double bytes, double cub_gbps,
+           const std::string& check) {
     const double gbps = bytes / us / 1e3;
-    char pct[16] = "", vs[16] = "";
-    if (read_gbps > 0) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * gbps / read_gbps);
-    if (cub_gbps > 0) std::snprintf(vs, sizeof vs, "%.3f", gbps / cub_gbps);
-    std::printf("%-7s %-9s %6zu %11zu  %-58s %11.2f %9.1f %6s %6s  %s\n", "gpu", precision_, side,
-                side * side, variant.c_str(), us, gbps, pct, vs, check.c_str());
+    const std::string read = ratio(100.0, gbps, read_gbps_), copy = ratio(100.0, gbps, copy_gbps_),
+                      vs = ratio(1.0, gbps, cub_gbps);
+    std::printf("%-7s %-9s %6zu %11zu  %-58s %11.2f %9.1f %6s %6s %6s  %s\n", "gpu", precision_, side,
+                side * side, variant.c_str(), us, gbps, read.c_str(), copy.c_str(), vs.c_str(), check.c_str());
     std::fflush(stdout);
     if (csv_)
       csv_ << "gpu," << precision_ << "," << side << "," << side * side << ",\"" << variant << "\","
-           << us << "," << gbps << "," << pct << "," << vs << "," << check << "\n";
+           << us << "," << gbps << "," << read << "," << copy << "," << vs << "," << check << "\n";
     if (check == "MISMATCH") ok_ = false;
   }
   bool ok() const { return ok_; }
 
  private:
+  static std::string ratio(double scale, double gbps, double reference) {
+    char text[16] = "";
+    if (reference > 0) std::snprintf(text, sizeof text, "%.*f", scale > 1 ? 1 : 3, scale * gbps / reference);
+    return text;
+  }
   const char* precision_;
   std::ofstream csv_;
+  double read_gbps_ = 0, copy_gbps_ = 0;
   bool ok_ = true;
 };
 
@@ -181,11 +189,14 @@ class PrecisionBench {
   void field(std::size_t side) {
     const std::size_t n = side * side;
     const double bytes = double(n) * sizeof(Real);
+    table_.set_references(0, 0);
     const double read_gbps = read_reference(side);
+    table_.set_references(read_gbps, 0);
     const double copy_us = timer_.median_us([&] {
       CASCADE_CUDA_CHECK(cudaMemcpyAsync(v_.data(), u_.data(), n * sizeof(Real), cudaMemcpyDeviceToDevice, nullptr));
     });
-    table_.add(side, "copy: cudaMemcpyAsync D2D (read+write)", copy_us, 2 * bytes, read_gbps, 0, "");
+    table_.add(side, "copy: cudaMemcpyAsync D2D (read+write)", copy_us, 2 * bytes, 0, "");
+    table_.set_references(read_gbps, 2 * bytes / copy_us / 1e3);
     fill(v_, 2);
 
     // max of u.
@@ -196,8 +207,8 @@ class PrecisionBench {
       CASCADE_CUDA_CHECK(cub::DeviceReduce::Max(temp.data(), temp_bytes, u_.data(), out_.data(), int(n)));
       CASCADE_CUDA_CHECK_LAUNCH();
     });
-    table_.add(side, "cub::DeviceReduce::Max", cub_us, bytes, read_gbps, 0, "");
-    ours(side, "", bytes, read_gbps, bytes / cub_us / 1e3,
+    table_.add(side, "cub::DeviceReduce::Max", cub_us, bytes, 0, "");
+    ours(side, "", bytes, bytes / cub_us / 1e3,
          [&](MaxVariant v, Real* d_result) { max_.max_to_device(v, u_.data(), side, side, d_result); },
          [&](MaxVariant v) { return max_.max(v, u_.data(), side, side); });
 
@@ -213,8 +224,8 @@ class PrecisionBench {
                                                             ::cuda::maximum<>{}, speed, MaxOp<Real>::identity()));
       CASCADE_CUDA_CHECK_LAUNCH();
     });
-    table_.add(side, "CFL: cub TransformReduce (zip u, v)", cub_cfl_us, 2 * bytes, read_gbps, 0, "");
-    ours(side, "CFL: ", 2 * bytes, read_gbps, 2 * bytes / cub_cfl_us / 1e3,
+    table_.add(side, "CFL: cub TransformReduce (zip u, v)", cub_cfl_us, 2 * bytes, 0, "");
+    ours(side, "CFL: ", 2 * bytes, 2 * bytes / cub_cfl_us / 1e3,
          [&](MaxVariant v, Real* d_result) {
            max_.cfl_max_to_device(v, u_.data(), v_.data(), side, side, inv_dx, inv_dy, d_result);
          },
@@ -231,7 +242,7 @@ class PrecisionBench {
   //! Our variants, each checked against CUB's value in out_[0]: on_device(v, d_result) queues v
   //! into d_result, on_host(v) returns its value (ColumnHost, whose time includes the copy).
   template <class OnDevice, class OnHost>
-  void ours(std::size_t side, const std::string& prefix, double bytes, double read_gbps, double cub_gbps,
+  void ours(std::size_t side, const std::string& prefix, double bytes, double cub_gbps,
             OnDevice&& on_device, OnHost&& on_host) {
     const Real want = to_host(out_)[0];
     const std::string chunks = " (" + std::to_string(max_.column_chunks(u_.data(), side, side)) + " row chunks)";
@@ -247,7 +258,7 @@ class PrecisionBench {
       }
       const std::string label = prefix + "ours " + to_string(v) + (v == MaxVariant::Fused ? "" : chunks) +
                                 (v == MaxVariant::ColumnHost ? ", incl. copy" : "");
-      table_.add(side, label, us, bytes, read_gbps, cub_gbps, same(got, want));
+      table_.add(side, label, us, bytes, cub_gbps, same(got, want));
     }
   }
 
@@ -266,7 +277,7 @@ class PrecisionBench {
       CASCADE_CUDA_CHECK_LAUNCH();
     });
     const double bytes = double(nvec * W) * sizeof(Real);
-    table_.add(side, "read-only reference (16-byte loads)", us, bytes, 0, 0, "");
+    table_.add(side, "read-only reference (16-byte loads)", us, bytes, 0, "");
     return bytes / us / 1e3;
   }
 
@@ -311,8 +322,8 @@ int run_reduction_bench_cuda(const BenchOptions& o) {
 
   std::printf("# GPU rows: %s, %d SMs, L2 %.1f MiB, device %d; median of %d runs, L2 flushed before each run\n",
               prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, o.device, std::max(o.repeats, 1));
-  std::printf("%-7s %-9s %6s %11s  %-58s %11s %9s %6s %6s  %s\n", "backend", "precision", "N", "elements",
-              "variant", "median_us", "GB/s", "%read", "vs_cub", "check");
+  std::printf("%-7s %-9s %6s %11s  %-58s %11s %9s %6s %6s %6s  %s\n", "backend", "precision", "N", "elements",
+              "variant", "median_us", "GB/s", "%read", "%copy", "vs_cub", "check");
   bool ok = true;
   for (Precision p : precisions)
     ok = (p == Precision::Single ? run_precision<float>(o, sides, prop) : run_precision<double>(o, sides, prop)) && ok;
