@@ -278,7 +278,7 @@ class CudaExec {
 
  public:
   static constexpr BackendKind kKind = BackendKind::Cuda;
-  static constexpr bool kCanFuse = true;    //!< prepare_fused: kernels/fft_callbacks.cuh
+  static constexpr bool kCanFuse = true;    //!< prepare_plan: kernels/fft_callbacks.cuh
   static constexpr bool kRowFused = false;  //!< the CPU's evaluation row by row
 
   CudaExec(const Grid& grid, int device) : CudaExec(grid, device, true) {}
@@ -504,64 +504,55 @@ class CudaExec {
 
   // ---- the step's own transforms: pruned, batched pairs, callbacks (kernels/fft_callbacks.cuh)
 
-  //! Make the step's plans, once (Backend::prepare_fused_transforms). Three ways to make the
-  //! step's transforms cheaper than cuFFT's plain 2D ones, each chosen by size and precision
-  //! from what was measured on an H100 (cuFFT of CUDA 13), or forced by an environment variable:
-  //!   - pruned transforms (CASCADE_FFT_PRUNE): under the 2/3 rule a third of the half
-  //!     spectrum's columns (kx > nx/3) is zero on the way in and unused on the way out, so
-  //!     each 2D transform is made of two batched 1D passes, the rows (all of them) and the
-  //!     columns the dealiasing keeps (a third skipped). The removed columns of a forward's
+  //! What plan_step needs to know of this GPU (include/cascade/step_plan.hpp): the row kernel's
+  //! shared memory against a block's, and whether a complex plan's work area would fit.
+  StepDevice step_device() const {
+    StepDevice d;
+    d.kind = StepDevice::Kind::Cuda;
+    d.row_shared_bytes = sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << row_log2()));
+    d.shared_optin_bytes = prop_.sharedMemPerBlockOptin;
+    std::size_t total = 0;
+    CASCADE_CUDA_CHECK(cudaMemGetInfo(&d.free_bytes, &total));
+    d.work_bytes = work_bytes_;
+    std::size_t need = 0;
+    if (cufftEstimate2d(ny_, nx_, T::c2c, &need) == CUFFT_SUCCESS) d.complex_work_bytes = std::max<std::size_t>(need, 1);
+    return d;
+  }
+  //! Carry out a step plan, once (Backend::prepare_step): make its plans (all sharing the work
+  //! area of the plain plans, grown if they need more; cuFFT links the callbacks into its
+  //! kernels here, nvJitLink, under a second a plan). Where cuFFT refuses them, the plain
+  //! transforms run, one field at a time, and the plan returned says why.
+  //!   - pruned transforms (StepStrategy::Pruned, and Rows around the row kernel): under the
+  //!     2/3 rule a third of the half spectrum's columns (kx > nx/3) is zero on the way in and
+  //!     unused on the way out, so each 2D transform is made of two batched 1D passes, the rows
+  //!     (all of them) and the columns the dealiasing keeps. The removed columns of a forward's
   //!     output hold the rows' pass alone, the removed rows of its kept columns are not masked:
   //!     the fused stage reads the kept modes alone, and writes zeros at the others for the
-  //!     inverse (as at callback level 1);
-  //!   - callbacks (CASCADE_FFT_CALLBACKS): a forward that stores the kept modes alone and, at
-  //!     the second level, an inverse that loads them alone (then the fused stage leaves the
-  //!     removed modes alone); in a pruned transform, the passes over the rows store or load
-  //!     the kept columns alone, those over the columns the kept modes;
-  //!   - batched pairs (CASCADE_FFT_BATCH): two fields in one plan (for pruned transforms, in
-  //!     the rows' pass; the columns' pass runs once a field).
-  //! cuFFT links the callbacks into its kernels here (nvJitLink, under a second a plan). All
-  //! plans share the work area of the plain plans (grown if they need more). False, with
-  //! fused_note() saying why, when none are asked for or cuFFT refuses them: the plain
-  //! transforms then run, one field at a time.
-  bool prepare_fused(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask, bool basdevant) {
-    if (fused_tried_) return pruned_ || fused_level_ > 0 || pairs_ || packed_;
-    fused_tried_ = true;
-    std::string why_pruned = choose_pruned(mask);
-    const std::string why_rows = choose_rows(mask, basdevant);
-    const std::string why_packed = choose_packed(basdevant);
-    if (packed_) {  // the step's transforms are the complex pairs', with the level's callbacks
-      pruned_ = false;
-      rows_ = false;
-      pairs_ = false;
-      const std::string why_level = choose_fused_level();
-      fused_note_ = "complex pairs (" + why_packed + "); " + callbacks_note(why_level);
-      return make_step_plans(shape, mask);
-    }
-    if (rows_ && !pruned_) {
-      pruned_ = true;  // the row kernel runs between the pruned transforms' passes over the columns
-      why_pruned = "for the row products";
-    }
-    const std::string why_level = choose_fused_level();
-    const std::string why_pairs = choose_pairs();
-    const std::string callbacks = callbacks_note(why_level);
-    fused_note_ = (pruned_ ? "pruned (" : "not pruned (") + why_pruned + "); " +
-                  (pairs_ ? "batched pairs (" : "no batched pairs (") + why_pairs + "); " + callbacks + "; " +
-                  (rows_ ? "row products (" : "no row products (") + why_rows + ")" +
-                  (why_packed.empty() ? "" : "; no complex pairs (" + why_packed + ")");
-    if (!pruned_ && fused_level_ == 0 && !pairs_) return false;
-    return make_step_plans(shape, mask);
-  }
-  std::string callbacks_note(const std::string& why_level) const {
-    return fused_level_ == 2   ? "kept-mode loads and stores (" + why_level + ")"
-           : fused_level_ == 1 ? "kept-mode stores (" + why_level + ")"
-                               : "callbacks " + why_level;
+  //!     inverse (as at callback level store);
+  //!   - callbacks (CallbackLevel): a forward that stores the kept modes alone and, at level
+  //!     all, an inverse that loads them alone (then the fused stage leaves the removed modes
+  //!     alone); in a pruned transform, the passes over the rows store or load the kept columns
+  //!     alone, those over the columns the kept modes;
+  //!   - batched pairs: two fields in one plan (for pruned transforms, in the rows' pass; the
+  //!     columns' pass runs once a field).
+  StepPlan prepare_plan(StepPlan plan, const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
+    pruned_ = plan.strategy == StepStrategy::Pruned || plan.strategy == StepStrategy::Rows;
+    rows_ = plan.strategy == StepStrategy::Rows;
+    packed_ = plan.strategy == StepStrategy::ComplexPairs;
+    pairs_ = plan.batched;
+    fused_level_ = plan.callbacks == CallbackLevel::All ? 2 : plan.callbacks == CallbackLevel::Store ? 1 : 0;
+    rows_log2_ = row_log2();
+    if (!plan.fused()) return plan;
+    std::string failed;
+    if (make_step_plans(shape, mask, failed)) return plan;
+    const std::string why = "unavailable (" + failed + ")";
+    std::fprintf(stderr, "cascade: the step's cuFFT plans are %s; it runs on the plain transforms\n", why.c_str());
+    return {StepStrategy::Plain, CallbackLevel::Off, false, plan.why + "; the plan's cuFFT plans " + why};
   }
   //! 0: plain transforms; 1: the forward stores the kept modes alone; 2: the inverse loads
   //! them alone too (and the fused stage leaves the removed modes alone).
   int fused_level() const { return fused_level_; }
   bool has_pairs() const { return pairs_; }
-  std::string fused_note() const { return fused_tried_ ? fused_note_ : "not made yet"; }
 
   //! Whether Basdevant's evaluation runs as complex pairs (packed_inverse, packed_forward).
   bool has_packed() const { return packed_; }
@@ -577,15 +568,14 @@ class CudaExec {
   }
 
  private:
-  //! The plans of the choices prepare_fused made (and the callbacks' parameters); on failure
-  //! none of them, the plain transforms, and a note that says why.
-  bool make_step_plans(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask) {
+  //! The plans of the plan prepare_plan carries out (and the callbacks' parameters); on failure
+  //! none of them, the flags of the plain transforms, and what failed.
+  bool make_step_plans(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask, std::string& failed) {
     if (fused_level_ > 0) {
       CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
       const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1), 1.0 / double(nx_)};
       CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
     }
-    std::string failed;
     const cufftResult r = make_fused_plans(failed);
     if (r != CUFFT_SUCCESS) {
       destroy_fused_plans();
@@ -594,9 +584,7 @@ class CudaExec {
       pairs_ = false;
       rows_ = false;
       packed_ = false;
-      fused_note_ = "unavailable (" + failed + ": " + cufft_error_string(r) + ")";
-      std::fprintf(stderr, "cascade: the step's cuFFT plans are %s; it runs on the plain transforms\n",
-                   fused_note_.c_str());
+      failed += std::string(": ") + cufft_error_string(r);
       return false;
     }
     if (rows_) prepare_rows();
@@ -673,91 +661,11 @@ class CudaExec {
 
   std::size_t spectral_size() const { return std::size_t(ny_) * std::size_t(nx_ / 2 + 1); }
 
-  //! Pruned transforms, from CASCADE_FFT_PRUNE: off, on (with the 2/3 rule; without it no
-  //! column is removed), or auto (unset): under the 2/3 rule, from 2048^2 points to 4096^2 in
-  //! double and to 8192^2 in single, where they measured faster on an H100 than cuFFT's 2D
-  //! transforms with or without callbacks (`cascade bench step`, rk4: double 5.32 against
-  //! 6.06 ms a step at 4096^2, single 2.90 against 3.19 at 4096^2 and 12.31 against 12.84 at
-  //! 8192^2; a double transform alone at 4096^2, 242 against 298 us). In double at 8192^2 they
-  //! were even with the 2D transforms with callbacks (28.3 against 28.2 ms); at 16384^2 cuFFT's
-  //! strided pass over the columns is slower than its whole 2D transform. Callbacks in their
-  //! passes made them slower (4096^2 double: 5.91 ms with stores, 6.72 with loads too): auto
-  //! takes none with them. Returns the reason.
-  std::string choose_pruned(const DealiasMask<Real>& mask) {
-    const std::string v = env_choice("CASCADE_FFT_PRUNE", {"auto", "off", "on"});
-    pruned_ = false;
-    if (v == "off") return "CASCADE_FFT_PRUNE=off";
-    if (!mask.two_thirds) return v == "on" ? "no 2/3 rule, CASCADE_FFT_PRUNE=on" : "no 2/3 rule";
-    if (v == "on") {
-      pruned_ = true;
-      return "CASCADE_FFT_PRUNE=on";
-    }
-    const double points = double(nx_) * double(ny_);
-    const bool single = sizeof(Real) == 4;
-    pruned_ = points >= 2048.0 * 2048.0 && points <= (single ? 8192.0 * 8192.0 : 4096.0 * 4096.0);
-    if (pruned_) return "auto";
-    return single ? "none outside 2048^2 to 8192^2 points in single (auto)"
-                  : "none outside 2048^2 to 4096^2 points in double (auto)";
-  }
-  //! The evaluation row by row (kernels/row_fft.cuh), from CASCADE_FFT_ROWS: off, on, or auto
-  //! (unset): where it can run, Basdevant's form under the 2/3 rule with nx a power of two from
-  //! 16 to 65536 (rows longer than 8192 points in parts) and pruned transforms not turned off,
-  //! for nx from 1024 to 8192 (the advective form has no row kernel: its step keeps the
-  //! transforms auto gives it without). There it measured faster on an H100 than every other choice
-  //! (`cascade bench step`, rk4 double: 20.3 against 28.1 ms at 8192^2, 4.28 against 5.32 at
-  //! 4096^2, 1.11 against 1.46 at 2048^2; at 1024^2 even, 0.35 to 0.36). Above, the rows in
-  //! parts lose to the 2D transforms with callbacks (150 against 112 ms at 16384^2): there
-  //! cuFFT's strided passes over the kept columns are slower than its whole 2D transform.
-  //! Returns the reason.
-  std::string choose_rows(const DealiasMask<Real>& mask, bool basdevant) {
-    const std::string v = env_choice("CASCADE_FFT_ROWS", {"auto", "off", "on"});
-    rows_ = false;
-    if (v == "off") return "CASCADE_FFT_ROWS=off";
-    const std::string by = v == "on" ? ", CASCADE_FFT_ROWS=on" : "";
+  //! log2 of the row kernel's transform: nx's, or the largest part it does in shared memory.
+  int row_log2() const {
     int m = 0;
     while ((1 << m) < nx_ && m < 30) ++m;
-    rows_log2_ = std::min(m, kRowLog2Max);
-    const std::size_t smem = sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << rows_log2_));
-    if (!basdevant) return "advective form" + by;
-    if (!mask.two_thirds) return "no 2/3 rule" + by;
-    if (env_choice("CASCADE_FFT_PRUNE", {"auto", "off", "on"}) == "off") return "CASCADE_FFT_PRUNE=off" + by;
-    if ((1 << m) != nx_ || m < 4 || m > 16) return "nx not a power of two from 16 to 65536" + by;
-    if (smem > prop_.sharedMemPerBlockOptin) return "a row's part exceeds a block's shared memory" + by;
-    if (v == "auto" && nx_ < 1024) return "none below nx = 1024 (auto)";
-    if (v == "auto" && nx_ > 8192) return "none above nx = 8192 (auto)";
-    rows_ = true;
-    return v == "on" ? "CASCADE_FFT_ROWS=on" : "auto";
-  }
-  //! Complex pairs, from CASCADE_FFT_COMPLEX: off, on, or auto (unset): in Basdevant's form
-  //! (the advective form's four inputs and one product do not pair so), where the row kernel
-  //! does not run, from 16384^2 points in double, and where the complex plan's work area (twice
-  //! a real one's) fits beside the fields. u + i v goes through one complex 2D transform each way
-  //! (47.3 ms on an H100 at 32768^2 in double, against 57.2 for the two real ones; 11.2 against
-  //! 11.9 at 16384^2), the inverse stores the products u v + i (v^2 - u^2) in place of u + i v
-  //! (a store callback: the product kernel's pass is gone), the CFL maximum reads them, and the
-  //! level's kept-mode callbacks apply to the full spectrum. `cascade bench step`, double: rk4
-  //! at 16384^2 102.7 ms against 112.4 with the real transforms and callbacks; rk3 at 32768^2
-  //! 319.7 against 410.6. Returns the reason, or nothing where the note need not say (auto or
-  //! off, not made).
-  std::string choose_packed(bool basdevant) {
-    const std::string v = env_choice("CASCADE_FFT_COMPLEX", {"auto", "off", "on"});
-    packed_ = false;
-    if (v == "off") return "";
-    if (v == "on") {
-      if (!basdevant) return "advective form, CASCADE_FFT_COMPLEX=on";
-      if (rows_) return "the row products run, CASCADE_FFT_COMPLEX=on";
-      packed_ = true;
-      return "CASCADE_FFT_COMPLEX=on";
-    }
-    if (!basdevant || rows_ || sizeof(Real) != sizeof(double)) return "";
-    if (double(nx_) * double(ny_) < kPackedMinPoints) return "";
-    std::size_t need = 0, free = 0, total = 0;
-    if (cufftEstimate2d(ny_, nx_, T::c2c, &need) != CUFFT_SUCCESS) return "";
-    CASCADE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    const std::size_t margin = std::size_t(256) << 20;
-    if (need > work_bytes_ && need - work_bytes_ + margin > free) return "";  // stays with the real transforms
-    packed_ = true;
-    return "auto";
+    return std::min(m, kRowLog2Max);
   }
   //! The row kernel's twiddle table exp(2 pi i k / nx), its shared memory and its grid: as many
   //! blocks as fit on the GPU at once (each loops over rows), no more than there are rows.
@@ -799,47 +707,6 @@ class CudaExec {
         ph, a, b, ny_, nx_ / 2 + 1, cfl, d_partials_, d_ticket_, d_max_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
-  //! The level of CASCADE_FFT_CALLBACKS: off, store, all, or auto (unset): what was faster per
-  //! transform on an H100 (cuFFT of CUDA 13; `cascade bench step --callbacks both`): in double,
-  //! level 1 from 4096^2 points and level 2 from 8192^2; in single, none (cuFFT's callback
-  //! kernels are slower there at every size); with pruned transforms, none. Returns the reason.
-  std::string choose_fused_level() {
-    const std::string v = env_choice("CASCADE_FFT_CALLBACKS", {"auto", "off", "store", "all"});
-    const double points = double(nx_) * double(ny_);
-    if (v != "auto") {
-      fused_level_ = v == "off" ? 0 : v == "store" ? 1 : 2;
-      return (v == "off" ? "off (CASCADE_FFT_CALLBACKS=" : "CASCADE_FFT_CALLBACKS=") + v + (v == "off" ? ")" : "");
-    }
-    fused_level_ = 0;
-    if (pruned_) return "none with pruned transforms (auto)";
-    if (sizeof(Real) == 4) return "none in single precision (auto)";
-    fused_level_ = points >= 8192.0 * 8192.0 ? 2 : points >= 4096.0 * 4096.0 ? 1 : 0;
-    return fused_level_ ? "auto" : "none below 4096^2 points (auto)";
-  }
-  //! Batched pairs, from CASCADE_FFT_BATCH: off, on, or auto (unset): up to 4096^2 points,
-  //! where batching two fields made the step faster on an H100 (`cascade bench step`, rk4
-  //! double: 20% at 1024^2, 3% at 4096^2, even at 2048^2); at 8192^2 it gained nothing, and a
-  //! batched plan's work area (twice a single one's) costs memory the largest grids need.
-  std::string choose_pairs() {
-    const std::string v = env_choice("CASCADE_FFT_BATCH", {"auto", "off", "on"});
-    if (v != "auto") {
-      pairs_ = v == "on";
-      return "CASCADE_FFT_BATCH=" + v;
-    }
-    pairs_ = double(nx_) * double(ny_) <= 4096.0 * 4096.0;
-    return pairs_ ? "auto" : "none above 4096^2 points (auto)";
-  }
-  static std::string env_choice(const char* name, std::initializer_list<const char*> allowed) {
-    const char* env = std::getenv(name);
-    const std::string v = env && *env ? env : "auto";
-    std::string list;
-    for (const char* a : allowed) {
-      if (v == a) return v;
-      list += std::string(list.empty() ? "" : ", ") + a;
-    }
-    throw InputError(std::string(name) + ": expected " + list + ", found '" + v + "'");
-  }
-
   cufftResult make_fused_plans(std::string& failed) {
     cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
     const std::size_t spectral = spectral_size();
@@ -1007,7 +874,7 @@ class CudaExec {
   void* d_work_ = nullptr;  //!< cuFFT work area shared by every plan
   std::size_t work_bytes_ = 0;
   int nx_ = 0, ny_ = 0;
-  // The fused transforms (prepare_fused).
+  // The fused transforms (prepare_plan).
   cufftHandle forward_kept_ = 0;  //!< one field, level >= 1
   cufftHandle inverse_kept_ = 0;  //!< one field, level 2
   cufftHandle forward_pair_ = 0;  //!< two fields, with the level's callback
@@ -1015,7 +882,7 @@ class CudaExec {
   bool pairs_ = false;
   Params* d_cb_ = nullptr;        //!< the callbacks' parameters
   void* cb_info_[1] = {nullptr};  //!< the callbacks' caller info: d_cb_
-  // Pruned transforms (prepare_fused): rows (one field, a pair) and the kept columns.
+  // Pruned transforms (prepare_plan): rows (one field, a pair) and the kept columns.
   cufftHandle rows_r2c_ = 0;
   cufftHandle rows_c2r_ = 0;
   cufftHandle rows_r2c_pair_ = 0;
@@ -1033,15 +900,11 @@ class CudaExec {
   //! The longest transform the row kernel does in shared memory: 2^13 points (139 KiB in
   //! double); longer rows go in parts (RowPhases).
   static constexpr int kRowLog2Max = 13;
-  // Complex pairs (prepare_fused): complex 2D plans of the whole grid, a direction each.
+  // Complex pairs (prepare_plan): complex 2D plans of the whole grid, a direction each.
   cufftHandle pair_inverse_ = 0;  //!< stores u v + i (v^2 - u^2) (a store callback)
   cufftHandle pair_forward_ = 0;
   bool packed_ = false;
-  //! Where auto starts them (choose_packed).
-  static constexpr double kPackedMinPoints = 16384.0 * 16384.0;
   int fused_level_ = 0;
-  bool fused_tried_ = false;
-  std::string fused_note_;
 };
 
 

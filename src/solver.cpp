@@ -30,8 +30,9 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
     b_.spectral_pair(c_hat_, d_hat_);
     b_.real_pair(wx_, wy_);
   }
-  // The GPU's own step transforms (batched pairs, the dealiasing folded in), where faster.
-  b_.prepare_fused_transforms(!advective());
+  // The step's transforms as the deck asks (run.step_transforms, run.fft_callbacks; auto: the
+  // tuning table of src/step_plan.cpp), unless the backend has its plan already.
+  b_.prepare_step(step_request_from(config.run.step_transforms, config.run.fft_callbacks), !advective());
 }
 
 template <class Real>
