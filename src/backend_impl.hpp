@@ -2,7 +2,7 @@
 //!
 //! Exec supplies what differs between devices: allocation, copies, `for_each` (an OpenMP
 //! loop or a kernel launch over a CASCADE_HD functor) and the FFT plans. Included by
-//! backend_cpu.cpp (CpuExec) and backend_cuda.cu (CudaExec), so that each instantiation is
+//! backend_cpu.cpp (CpuExec) and src/backends/cuda/ (CudaExec), so that each instantiation is
 //! compiled by the right compiler.
 #pragma once
 
