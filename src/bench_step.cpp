@@ -54,8 +54,8 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
   // The step plan: auto (`callbacks`), or auto without pruning, the row kernel or callbacks:
-  // cuFFT's plain 2D transforms with auto's batching, or complex pairs where auto takes them (the
-  // CPU: the whole-field transforms). The backend plans once; the solver keeps this plan.
+  // cuFFT's plain 2D transforms with auto's batching, or complex pairs where auto takes them
+  // once the fields are allocated (the CPU: the whole-field transforms).
   const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
   StepRequest request;
   if (!callbacks) {
@@ -64,8 +64,7 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
       request.transforms = StepRequest::Transforms::Plain;
     request.callbacks = StepRequest::Callbacks::Off;
   }
-  b->prepare_step(request, basdevant);
-  auto solver = std::make_unique<Solver<Real>>(*b, c);
+  auto solver = std::make_unique<Solver<Real>>(*b, c, request);
   Solver<Real>& s = *solver;
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches

@@ -26,6 +26,9 @@ cascade_cli_test(check_resolves 0 "nx: 128" check "${DECK}" --set grid.nx=128)
 cascade_cli_test(poisson_cpu 0 "L-infinity error: 2\\.40419[0-9]e-05" poisson "${DECK}" --backend cpu --output out)
 cascade_cli_test(poisson_auto 0 "backend: (cpu|cuda).*\\[(auto|requested)" poisson "${DECK}" --output out)
 cascade_cli_test(bench_fft_cpu 0 "cpu +double +64" bench fft --n 64 --repeats 3 --precision double)
+# bench step --callbacks off: the auto plan without the row-by-row evaluation, through the request.
+cascade_cli_test(bench_step_cpu_off 0 "cpu +double +rk4 +basdevant +256 .*plain, one field a plan, callbacks off \\(run.step_transforms: plain, run.fft_callbacks: off\\)"
+                 bench step --cpu --n 256 --repeats 3 --precision double --callbacks both)
 
 # cascade run: a short run writes deck.yaml and diagnostics.csv; a blow-up exits 1 with step,
 # time and dt in its message; bad values in the solver's sections exit 2.

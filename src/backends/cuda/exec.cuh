@@ -412,10 +412,6 @@ class CudaExec {
   void* d_work_ = nullptr;  //!< cuFFT work area shared by every plan
   std::size_t work_bytes_ = 0;
   int nx_ = 0, ny_ = 0;
-  // The fused transforms (prepare_plan).
-  cufftHandle forward_kept_ = 0;  //!< one field, level >= 1
-  cufftHandle inverse_kept_ = 0;  //!< one field, level 2
-  cufftHandle forward_pair_ = 0;  //!< two fields, with the level's callback
   // The step plan's evaluators (prepare_plan): each owns its plans (and buffers).
   StepStrategy strategy_ = StepStrategy::Plain;
   int fused_level_ = 0;
