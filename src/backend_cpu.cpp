@@ -553,33 +553,16 @@ class CpuExec : public CpuLoops<Real> {
 
   static constexpr bool kRowFused = true;
 
-  //! Choose (CASCADE_FFT_PRUNE: auto, off, on; auto: under the 2/3 rule from 256^2 points,
-  //! where it measured faster) and plan the row-by-row evaluation, once. False, with
-  //! rows_note() saying why, where it is not used.
-  bool prepare_rows(const DealiasMask<Real>& mask) {
-    if (rows_tried_) return rows_;
-    rows_tried_ = true;
-    const char* env = std::getenv("CASCADE_FFT_PRUNE");
-    const std::string v = env && *env ? env : "auto";
-    if (v != "auto" && v != "off" && v != "on")
-      throw InputError("CASCADE_FFT_PRUNE: expected auto, off, on, found '" + v + "'");
-    std::string why;
-    if (v == "off") why = "CASCADE_FFT_PRUNE=off";
-    else if (!mask.two_thirds) why = v == "on" ? "no 2/3 rule, CASCADE_FFT_PRUNE=on" : "no 2/3 rule";
-    else if (v == "auto" && std::size_t(nx_) * std::size_t(ny_) < kRowsFromPoints)
-      why = "none below 256^2 points (auto)";
-    if (!why.empty()) {
-      rows_note_ = "whole-field transforms (" + why + ")";
-      return false;
-    }
+  //! Plan the row-by-row evaluation, once, where the step plan says (StepStrategy::CpuRows;
+  //! plan_step takes it from 256^2 points under the 2/3 rule); its why then says how FFTW
+  //! planned the rows.
+  void prepare_rows(StepPlan& plan) {
+    if (plan.strategy != StepStrategy::CpuRows || rows_) return;
     make_row_plans();
     rows_ = true;
-    rows_note_ = "pruned, row by row (" + std::string(v == "on" ? "CASCADE_FFT_PRUNE=on" : "auto") + "; " +
-                 rows_planning_ + ")";
-    return true;
+    plan.why += "; " + rows_planning_;
   }
   bool rows_fused() const { return rows_; }
-  std::string rows_note() const { return rows_tried_ ? rows_note_ : "not made yet"; }
 
   //! One evaluation row by row: the `inputs` spectral fields `in` are transformed (overwritten),
   //! `make(rows)` gives the products' functor over one row's real values (rows[q]: input q's;
@@ -623,9 +606,6 @@ class CpuExec : public CpuLoops<Real> {
   }
 
  private:
-  //! The row-by-row evaluation from this many points (256^2; on a 2-core VM it was 7% faster
-  //! a step there, even at 512^2, 20-35% faster from 1024^2, and slower at 128^2 on one thread).
-  static constexpr std::size_t kRowsFromPoints = std::size_t(256) * 256;
   static constexpr int kMaxRows = 4;  //!< real rows a thread holds: u, v (, omega_x, omega_y)
 
   template <class Fn>
@@ -684,8 +664,8 @@ class CpuExec : public CpuLoops<Real> {
   Slab whole_;
   int nx_, ny_;
   // The row-by-row evaluation (prepare_rows).
-  bool rows_ = false, rows_tried_ = false;
-  std::string rows_note_, rows_planning_;
+  bool rows_ = false;
+  std::string rows_planning_;
   typename F::plan columns_inverse_ = nullptr, columns_forward_ = nullptr;  //!< in place, the kept columns
   typename F::plan row_c2r_ = nullptr, row_r2c_ = nullptr;                  //!< one row, one thread
   Buffer<Real> row_real_;

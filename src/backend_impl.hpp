@@ -2,7 +2,7 @@
 //!
 //! Exec supplies what differs between devices: allocation, copies, `for_each` (an OpenMP
 //! loop or a kernel launch over a CASCADE_HD functor) and the FFT plans. Included by
-//! backend_cpu.cpp (CpuExec) and backend_cuda.cu (CudaExec), so that each instantiation is
+//! backend_cpu.cpp (CpuExec) and src/backends/cuda/ (CudaExec), so that each instantiation is
 //! compiled by the right compiler.
 #pragma once
 
@@ -245,16 +245,23 @@ class BackendImpl final : public Backend<Real> {
     advective_product(u, v, *wx, *wy, cfl);
     step_forward(*wx, a);
   }
-  bool prepare_fused_transforms(bool basdevant = true) override {
-    if constexpr (Exec::kCanFuse) return exec_.prepare_fused(shape(), mask(), basdevant);
-    if constexpr (Exec::kRowFused) return exec_.prepare_rows(mask());
-    return false;
+  StepPlan plan_for(const StepRequest& request, bool basdevant) const override {
+    StepProblem problem{this->grid_.nx, this->grid_.ny, precision_of<Real>(), basdevant,
+                        this->grid_.dealias == Dealias::TwoThirds, {}};
+    problem.device.kind = StepDevice::Kind::Slabs;
+    if constexpr (Exec::kCanFuse) problem.device = exec_.step_device();
+    if constexpr (Exec::kRowFused) problem.device.kind = StepDevice::Kind::Cpu;
+    return plan_step(problem, request);
   }
-  std::string fused_transforms_note() const override {
-    if constexpr (Exec::kCanFuse) return exec_.fused_note();
-    if constexpr (Exec::kRowFused) return exec_.rows_note();
-    return "none on this backend";
+  StepPlan prepare_step(const StepRequest& request, bool basdevant = true) override {
+    if (prepared_) return plan_;
+    plan_ = plan_for(request, basdevant);
+    if constexpr (Exec::kCanFuse) plan_ = exec_.prepare_plan(plan_, shape(), mask());
+    if constexpr (Exec::kRowFused) exec_.prepare_rows(plan_);
+    prepared_ = true;
+    return plan_;
   }
+  StepPlan step_plan() const override { return plan_; }
   Real cfl_maximum() override { return exec_.max_result(); }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
@@ -361,7 +368,7 @@ class BackendImpl final : public Backend<Real> {
     if (with_max) exec_.for_each_max_async(n, f);
     else exec_.for_each(n, f);
   }
-  //! nonlinear_products row by row (the CPU's prepare_rows): the functors of the products over
+  //! nonlinear_products row by row (StepStrategy::CpuRows): the functors of the products over
   //! one row at a time.
   void products_by_rows(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                         Buffer<Cplx>* d) {
@@ -383,7 +390,7 @@ class BackendImpl final : public Backend<Real> {
     }
   }
   //! Whether the step's inverse transforms read the kept modes alone, so that the fused stage
-  //! may leave the removed ones alone (prepare_fused_transforms).
+  //! may leave the removed ones alone (prepare_step).
   bool skip_removed() const {
     if constexpr (Exec::kCanFuse) return exec_.fused_level() >= 2;
     return false;
@@ -480,6 +487,8 @@ class BackendImpl final : public Backend<Real> {
 
   Exec exec_;
   std::vector<Slab> slabs_;  //!< every rank's slab (decomposed runs only)
+  StepPlan plan_{StepStrategy::Plain, CallbackLevel::Off, false, "not made yet"};
+  bool prepared_ = false;
 };
 
 }  // namespace cascade

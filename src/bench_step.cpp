@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
 #include "cascade/solver.hpp"
+#include "cascade/step_plan.hpp"
 
 namespace cascade {
 namespace {
@@ -37,7 +37,7 @@ struct StepRow {
   double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
   double solver_bytes;    //!< fields the solver holds
   std::string where;      //!< the backend's description (threads, how the FFTs were planned)
-  std::string fused;      //!< the fused transforms: on, off, or why not (Backend::fused_transforms_note)
+  std::string fused;      //!< the step plan (describe(Backend::step_plan()))
 };
 
 //! What the CFL maximum adds to a step, in percent of the step without it.
@@ -53,23 +53,18 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
                                           n, form, stepper),
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
-  // The solver prepares the fused transforms (pruned or with callbacks, as CASCADE_FFT_PRUNE
-  // and CASCADE_FFT_CALLBACKS ask, auto by default), unless these rows are those without them:
-  // cuFFT's plain 2D transforms (batched pairs stay as CASCADE_FFT_BATCH gives).
-  std::unique_ptr<Solver<Real>> solver;
-  {
-    std::vector<std::pair<const char*, std::optional<std::string>>> saved;
-    for (const char* name : {"CASCADE_FFT_CALLBACKS", "CASCADE_FFT_PRUNE"}) {
-      const char* env = std::getenv(name);
-      saved.emplace_back(name, env ? std::optional<std::string>(env) : std::nullopt);
-      if (!callbacks) ::setenv(name, "off", 1);
-    }
-    solver = std::make_unique<Solver<Real>>(*b, c);
-    for (const auto& [name, value] : saved) {
-      if (value) ::setenv(name, value->c_str(), 1);
-      else ::unsetenv(name);
-    }
+  // The step plan: auto (`callbacks`), or auto without pruning, the row kernel or callbacks:
+  // cuFFT's plain 2D transforms with auto's batching, or complex pairs where auto takes them
+  // once the fields are allocated (the CPU: the whole-field transforms).
+  const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
+  StepRequest request;
+  if (!callbacks) {
+    const StepStrategy auto_choice = b->plan_for(request, basdevant).strategy;
+    if (auto_choice == StepStrategy::Pruned || auto_choice == StepStrategy::Rows || auto_choice == StepStrategy::CpuRows)
+      request.transforms = StepRequest::Transforms::Plain;
+    request.callbacks = StepRequest::Callbacks::Off;
   }
+  auto solver = std::make_unique<Solver<Real>>(*b, c, request);
   Solver<Real>& s = *solver;
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
@@ -95,7 +90,6 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   }
   // The floor: the same transforms with the same plans, alone.
   const int stages = s.table().stages();
-  const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
   Buffer<Real> r = b->real_field();
   Buffer<Complex<Real>> h = b->spectral_field();
   std::vector<double> floor;
@@ -116,7 +110,7 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
               median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
-              b->fused_transforms_note()};
+              describe(b->step_plan())};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
 }

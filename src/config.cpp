@@ -720,6 +720,9 @@ Config parse_deck_unguarded(const std::string& text, const std::string& source,
     c.run.fft_planning = planning == "measure"    ? FftPlanning::Measure
                          : planning == "estimate" ? FftPlanning::Estimate
                                                   : FftPlanning::Auto;
+    c.run.step_transforms = s.get_choice("step_transforms", c.run.step_transforms,
+                                         {"auto", "plain", "plain-pairs", "pruned", "pruned-pairs", "rows", "complex-pairs"});
+    c.run.fft_callbacks = s.get_choice("fft_callbacks", c.run.fft_callbacks, {"auto", "off", "store", "all"});
     s.finish();
   }
   {
@@ -885,6 +888,8 @@ std::string resolved_yaml(const Config& c) {
   out << YAML::Key << "device" << YAML::Value << c.run.device;
   out << YAML::Key << "threads" << YAML::Value << c.run.threads;
   out << YAML::Key << "fft_planning" << YAML::Value << to_string(c.run.fft_planning);
+  out << YAML::Key << "step_transforms" << YAML::Value << c.run.step_transforms;
+  out << YAML::Key << "fft_callbacks" << YAML::Value << c.run.fft_callbacks;
   out << YAML::EndMap;
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   // Strings the user chose, always quoted: `null`, `~`, `#`, `123`, a newline read back as the

@@ -34,23 +34,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-//! The variables that choose the step's transforms, checked here on every backend (each
-//! backend reads only its own): a bad value is bad input wherever it would be ignored.
-void check_step_environment() {
-  static const std::pair<const char*, std::vector<std::string>> kChoices[] = {
-      {"CASCADE_FFT_PRUNE", {"auto", "off", "on"}},   {"CASCADE_FFT_CALLBACKS", {"auto", "off", "store", "all"}},
-      {"CASCADE_FFT_BATCH", {"auto", "off", "on"}},   {"CASCADE_FFT_ROWS", {"auto", "off", "on"}},
-      {"CASCADE_FFT_COMPLEX", {"auto", "off", "on"}},
-  };
-  for (const auto& [name, allowed] : kChoices) {
-    const char* env = std::getenv(name);
-    if (!env || !*env) continue;
-    bool ok = false;
-    for (const auto& a : allowed) ok = ok || a == env;
-    if (!ok) throw cascade::InputError(fmt::format("{}: expected {}, found '{}'", name, fmt::join(allowed, ", "), env));
-  }
-}
-
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitBadInput = 2;
@@ -111,9 +94,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"basdevant", "advective"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
-                    "step: the step's own transforms (GPU: pruned, cuFFT callbacks; CPU: row by row): on "
-                    "(default: as CASCADE_FFT_PRUNE and CASCADE_FFT_CALLBACKS give, auto unless set) | off "
-                    "(the plain 2D transforms) | both")
+                    "step: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "
+                    "CPU row by row): on (default: the auto plan) | off (auto without pruning, the row "
+                    "kernel or callbacks: the plain 2D transforms, or complex pairs where auto takes them) | both")
       ->check(CLI::IsMember({"on", "off", "both"}));
   bench->add_option("--n", bench_opts.sizes, "grid side N (fields N x N); repeatable");
   bench->add_option("--precision", bench_precisions, "single | double (default both)")
@@ -143,7 +126,6 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
 
-  check_step_environment();
   if (run_cmd->parsed()) {
     if (run_opts.deck.empty() == run_opts.restart.empty())
       throw cascade::InputError("run: give a deck, or --restart CHECKPOINT (not both)");

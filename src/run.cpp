@@ -195,7 +195,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   // What the backend made of its step transforms (the GPU: pruned, batched pairs, cuFFT
   // callbacks; the CPU: row by row or not; the MPI slabs: none of their own) and why.
   // The GPU's FFT work area may have grown for them (the complex pairs' is twice the real one's).
-  console.info("step transforms: " + backend->fused_transforms_note() +
+  console.info("step transforms: " + describe(backend->step_plan()) +
                (kind == BackendKind::Cuda
                     ? fmt::format("; FFT work area {:.2f} GiB", backend->fft_work_bytes() / 1073741824.0)
                     : std::string()));

@@ -14,7 +14,7 @@
 namespace cascade {
 
 template <class Real>
-Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
+Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request)
     : b_(backend), config_(config), table_(stepper_table(config.time.stepper)) {
   const PhysicsConfig& p = config.physics;
   lin_ = {p.nu, p.nu_order, p.mu, p.alpha, p.alpha_order, p.beta};
@@ -30,8 +30,10 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config)
     b_.spectral_pair(c_hat_, d_hat_);
     b_.real_pair(wx_, wy_);
   }
-  // The GPU's own step transforms (batched pairs, the dealiasing folded in), where faster.
-  b_.prepare_fused_transforms(!advective());
+  // The step's transforms as the deck asks (run.step_transforms, run.fft_callbacks; auto: the
+  // tuning table of src/step_plan.cpp), unless the backend has its plan already.
+  if (!request) request = step_request_from(config.run.step_transforms, config.run.fft_callbacks);
+  b_.prepare_step(*request, !advective());
 }
 
 template <class Real>

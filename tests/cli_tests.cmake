@@ -29,6 +29,9 @@ cascade_cli_test(bench_fft_cpu 0 "cpu +double +64" bench fft --n 64 --repeats 3 
 # Every row's check (on a GPU: each variant equals CUB's value) or exit code 1; 101: odd width.
 cascade_cli_test(bench_reduction 0 "cpu +double +64 +4096 +max_cpu \\(OpenMP\\) +[0-9.]+ +[0-9.]+ +ok"
                  bench reduction --n 64 --n 101 --repeats 3 --precision double)
+# bench step --callbacks off: the auto plan without the row-by-row evaluation, through the request.
+cascade_cli_test(bench_step_cpu_off 0 "cpu +double +rk4 +basdevant +256 .*plain, one field a plan, callbacks off \\(run.step_transforms: plain, run.fft_callbacks: off\\)"
+                 bench step --cpu --n 256 --repeats 3 --precision double --callbacks both)
 
 # cascade run: a short run writes deck.yaml and diagnostics.csv; a blow-up exits 1 with step,
 # time and dt in its message; bad values in the solver's sections exit 2.

@@ -12,7 +12,7 @@
 #     snapshot index -7);
 #   - an initial-condition file of NaN, a file declaring 2^40 points, an output path too long;
 #   - cascade poisson whose result is not finite (exit 1, nothing written);
-#   - SIGTERM during start-up; OMP_NUM_THREADS far beyond the cores; a bad CASCADE_FFT_ROWS;
+#   - SIGTERM during start-up; OMP_NUM_THREADS far beyond the cores; a step plan the CPU cannot run;
 #   - landing on output times: no sliver steps, rows at the multiples the deck names.
 #   hostile_runs.sh CASCADE PYTHON SOURCE_DIR
 set -u
@@ -197,8 +197,10 @@ OMP_NUM_THREADS=100000 "$bin" run "$src/input/taylor_green.yaml" --backend cpu -
 rc=$?
 [ $rc = 0 ] && grep -q "OMP_NUM_THREADS" T/log.txt && ok "omp_threads_capped: $(grep -m1 OMP_NUM_THREADS T/log.txt)" \
   || bad "omp_threads_capped: exit $rc: $(tail -2 T.log)"
-CASCADE_FFT_ROWS=sideways refused env_rows_on_cpu "CASCADE_FFT_ROWS: expected auto, off, on, found 'sideways'" \
-  run "$src/input/taylor_green.yaml" --backend cpu --output E
+refused pruned_on_cpu "run.step_transforms: pruned needs the cuda backend on one GPU" \
+  run "$src/input/taylor_green.yaml" --backend cpu --set run.step_transforms=pruned --output E
+refused callbacks_on_cpu "run.fft_callbacks: all needs the cuda backend on one GPU" \
+  run "$src/input/taylor_green.yaml" --backend cpu --set run.fft_callbacks=all --output E
 
 # ---------------------------------------------------------------- landing on output times
 "$bin" run "$src/input/taylor_green.yaml" "${small[@]}" --set time.t_end=0.5 --set time.dt_max=0.05 \

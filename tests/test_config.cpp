@@ -64,10 +64,14 @@ TEST(Config, OverridesReplaceKeys) {
 }
 
 TEST(Config, ResolvedDeckRoundTrips) {
-  const Config a = parse_deck("grid: {nx: 48, ny: 32, lx: 2pi, ly: 3}\nrun: {backend: cpu, precision: single}\n"
+  const Config a = parse_deck("grid: {nx: 48, ny: 32, lx: 2pi, ly: 3}\nrun: {backend: cpu, precision: single, "
+                              "step_transforms: rows, fft_callbacks: off}\n"
                               "poisson: {sigma: 0.3, gauge: zero-mean}\noutput: {directory: out}\n",
                               "d");
   const Config b = parse_deck(resolved_yaml(a), "resolved");
+  EXPECT_EQ(b.run.step_transforms, "rows");  // a restart asks for the same step plan
+  EXPECT_EQ(b.run.fft_callbacks, "off");
+  EXPECT_EQ(parse_deck("grid: {nx: 48}\n", "d").run.step_transforms, "auto");
   EXPECT_EQ(resolved_yaml(a), resolved_yaml(b));
   EXPECT_EQ(b.grid.ny, 32);
   EXPECT_DOUBLE_EQ(b.grid.lx, a.grid.lx);  // 17 digits survive the round trip

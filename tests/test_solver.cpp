@@ -321,43 +321,34 @@ INSTANTIATE_TEST_SUITE_P(Backends, SolverOnBackend, testing::ValuesIn(test::all_
 
 // ---------------------------------------------------------------- CPU vs GPU
 
-//! CASCADE_FFT_CALLBACKS set for one scope (the GPU backend reads it when its fused
-//! transforms are prepared).
-struct CallbacksEnv {
-  explicit CallbacksEnv(const char* value, const char* name = "CASCADE_FFT_CALLBACKS") : name_(name) {
-    ::setenv(name, value, 1);
-  }
-  ~CallbacksEnv() { ::unsetenv(name_); }
-  const char* name_;
-};
-
-//! The GPU backend with its fused transforms forced: callbacks at a level (off, store, all),
-//! batched pairs or not, pruned transforms or not; the way auto goes depends on the grid's
-//! size, and the test grids are small. A forced choice must be made: a silent fallback to the
-//! plain path would leave it untested.
+//! A backend of `kind` with the step plan the deck values ask for (run.step_transforms,
+//! run.fft_callbacks; auto goes by the grid's size, and the test grids are small). The plan
+//! asked for must be made: a silent fallback to the plain path would leave it untested. Null
+//! where the problem cannot run it (plan_step refuses it).
 template <class Real>
-std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* level, const char* batch = "auto",
-                                           const char* prune = "off", const char* rows = "off",
-                                           const char* complex = "off") {
-  auto b = make_backend<Real>(BackendKind::Cuda, g);
-  CallbacksEnv env(level), env_batch(batch, "CASCADE_FFT_BATCH"), env_prune(prune, "CASCADE_FFT_PRUNE"),
-      env_rows(rows, "CASCADE_FFT_ROWS"), env_complex(complex, "CASCADE_FFT_COMPLEX");
-  const bool made = b->prepare_fused_transforms();
-  const std::string note = b->fused_transforms_note();
-  if (std::string(complex) == "on") {  // the complex pairs' transforms, with the level's callbacks
-    EXPECT_TRUE(made) << note;
-    EXPECT_EQ(note.rfind("complex pairs (CASCADE_FFT_COMPLEX=on); ", 0), 0u) << note;
-    EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
-    return b;
+std::unique_ptr<Backend<Real>> planned_backend(BackendKind kind, const Grid& g, const char* transforms,
+                                               const char* callbacks, bool basdevant = true, int threads = 0) {
+  auto b = make_backend<Real>(kind, g, 0, threads);
+  const StepRequest r = step_request_from(transforms, callbacks);
+  StepPlan want;
+  try {
+    want = b->plan_for(r, basdevant);
+  } catch (const InputError&) {
+    return nullptr;
   }
-  const bool pruned = std::string(prune) == "on" && g.dealias == Dealias::TwoThirds;
-  const bool by_rows = std::string(rows) == "on" && pruned;
-  EXPECT_TRUE(made || (std::string(level) == "off" && !pruned)) << note;
-  EXPECT_EQ(note.find("callbacks off") != std::string::npos, std::string(level) == "off") << note;
-  EXPECT_EQ(note.rfind("pruned (", 0) == 0, pruned) << note;
-  EXPECT_EQ(note.find("; row products (") != std::string::npos, by_rows) << note;
+  const StepPlan made = b->prepare_step(r, basdevant);
+  EXPECT_EQ(made, want) << transforms << ", callbacks " << callbacks << ": " << describe(made);
   return b;
 }
+template <class Real>
+std::unique_ptr<Backend<Real>> gpu_backend(const Grid& g, const char* transforms, const char* callbacks,
+                                           bool basdevant = true) {
+  auto b = planned_backend<Real>(BackendKind::Cuda, g, transforms, callbacks, basdevant);
+  EXPECT_TRUE(b) << transforms << " refused";
+  return b;
+}
+//! The deck values of every GPU strategy.
+const char* const kGpuTransforms[] = {"plain", "plain-pairs", "pruned", "pruned-pairs", "rows", "complex-pairs"};
 
 //! 200 steps of the deck's run on backend b: its vorticity appended to w, its time to t.
 void turbulent_run(Backend<double>& b, const Config& c, std::vector<std::vector<double>>& w, std::vector<double>& t) {
@@ -381,32 +372,23 @@ TEST(SolverCpuGpu, TurbulentRunAgrees) {
       const Config c = deck(std::string("grid: {nx: 256, ny: 192, ly: 4.0, nonlinear: ") + form +
                             ", dealias: " + dealias +
                             "}\nphysics: {nu: 5e-4}\ninitial: {type: random, k0: 6, seed: 4}\ntime: {cfl: 0.5}\n");
-      // {callbacks, batched pairs}: the CPU first, then every GPU combination (auto picks them
-      // by grid size; here they are forced).
-      struct Variant {
-        const char *level, *batch, *prune, *rows = "off", *complex = "off";
-      };
-      const Variant variants[] = {{"cpu", "", ""},           {"off", "off", "off"},   {"off", "on", "off"},
-                                  {"store", "off", "off"},   {"store", "on", "off"},  {"all", "off", "off"},
-                                  {"all", "on", "off"},      {"off", "off", "on"},    {"off", "on", "on"},
-                                  {"store", "on", "on"},     {"all", "off", "on"},    {"all", "on", "on"},
-                                  {"off", "off", "on", "on"}, {"all", "off", "on", "on"},
-                                  {"off", "off", "off", "off", "on"}, {"store", "off", "off", "off", "on"},
-                                  {"all", "off", "off", "off", "on"}};
+      // The CPU first, then every GPU plan the problem can run (auto picks them by grid size;
+      // here they are asked for): each strategy at each callback level.
+      const bool basdevant = std::string(form) == "basdevant";
       std::vector<std::vector<double>> w;
       std::vector<double> t;
-      for (const Variant& v : variants) {
-        auto b = std::string(v.level) == "cpu" ? make_backend<double>(BackendKind::Cpu, c.make_grid())
-                                               : gpu_backend<double>(c.make_grid(), v.level, v.batch, v.prune, v.rows,
-                                                                     v.complex);
-        turbulent_run(*b, c, w, t);
-      }
+      std::vector<std::string> what = {"cpu"};
+      turbulent_run(*make_backend<double>(BackendKind::Cpu, c.make_grid()), c, w, t);
+      for (const char* transforms : kGpuTransforms)
+        for (const char* level : {"off", "store", "all"}) {
+          auto b = planned_backend<double>(BackendKind::Cuda, c.make_grid(), transforms, level, basdevant);
+          if (!b) continue;  // refused: rows or complex pairs in the advective form, pruning without the rule
+          turbulent_run(*b, c, w, t);
+          what.push_back(describe(b->step_plan()));
+        }
       for (std::size_t k = 1; k < w.size(); ++k) {
-        const std::string what = std::string("callbacks ") + variants[k].level + ", batch " + variants[k].batch +
-                                 ", pruned " + variants[k].prune + ", rows " + variants[k].rows + ", complex " +
-                                 variants[k].complex;
-        EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what;
-        EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what;
+        EXPECT_LT(rel_l2(w[k], w[0]), 1e-10) << "GPU vs CPU: " << what[k];
+        EXPECT_NEAR(t[k], t[0], 1e-12 * t[0]) << "the CFL steps differ: " << what[k];
       }
     }
 }
@@ -471,23 +453,22 @@ void check_fused_products(const Grid& g, Backend<Real>* fused, Backend<Real>* pl
 TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
-  for (const char* prune : {"off", "on"})
+  for (const char* transforms : {"plain-pairs", "pruned-pairs"})
     for (const char* level : {"off", "store", "all"})
       for (bool advective : {false, true}) {
-        if (std::string(prune) == "off" && std::string(level) == "off") continue;  // the plain side itself
-        SCOPED_TRACE(std::string(level) + ", pruned " + prune + (advective ? ", advective" : ", basdevant"));
+        SCOPED_TRACE(std::string(transforms) + ", callbacks " + level + (advective ? ", advective" : ", basdevant"));
         const bool loads = std::string(level) == "all";
-        check_fused_products<double>(g, gpu_backend<double>(g, level, "auto", prune).get(),
-                                     gpu_backend<double>(g, "off").get(), loads, advective, 1e-13);
-        check_fused_products<float>(g, gpu_backend<float>(g, level, "auto", prune).get(),
-                                    gpu_backend<float>(g, "off").get(), loads, advective, 2e-6);
+        check_fused_products<double>(g, gpu_backend<double>(g, transforms, level, !advective).get(),
+                                     gpu_backend<double>(g, "plain", "off").get(), loads, advective, 1e-13);
+        check_fused_products<float>(g, gpu_backend<float>(g, transforms, level, !advective).get(),
+                                    gpu_backend<float>(g, "plain", "off").get(), loads, advective, 2e-6);
       }
 }
 
 // The GPU's row kernel (kernels/row_fft.cuh) against the plain transforms: every radix
 // sequence (nx = 2^4 .. 2^13: first stages of radix 16, 2, 4 and 8, one to three stages before
 // the pass in registers), rows more and fewer than the blocks, and the callbacks in the passes
-// over the columns. The advective form has no row kernel and runs the pruned passes instead.
+// over the columns. The advective form has no row kernel: its cases run the pruned passes.
 TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const std::pair<int, int> sizes[] = {{16, 24}, {32, 32}, {64, 48}, {128, 96}, {256, 40},
@@ -500,28 +481,24 @@ TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
                      (advective ? ", advective" : ", basdevant"));
         const Grid g(nx, ny, 2 * M_PI, 3.0, Dealias::TwoThirds);
         const bool loads = std::string(level) == "all";
-        check_fused_products<double>(g, gpu_backend<double>(g, level, "off", "on", "on").get(),
-                                     gpu_backend<double>(g, "off").get(), loads, advective, 1e-13);
-        check_fused_products<float>(g, gpu_backend<float>(g, level, "off", "on", "on").get(),
-                                    gpu_backend<float>(g, "off").get(), loads, advective, 4e-6);
+        const char* transforms = advective ? "pruned" : "rows";
+        check_fused_products<double>(g, gpu_backend<double>(g, transforms, level, !advective).get(),
+                                     gpu_backend<double>(g, "plain", "off").get(), loads, advective, 1e-13);
+        check_fused_products<float>(g, gpu_backend<float>(g, transforms, level, !advective).get(),
+                                    gpu_backend<float>(g, "plain", "off").get(), loads, advective, 4e-6);
       }
   // Rows longer than the kernel's transform in shared memory (8192 points) go in parts.
   for (auto [nx, ny] : {std::pair{16384, 6}, std::pair{32768, 3}}) {
     SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + ", in parts");
     const Grid g(nx, ny, 2 * M_PI, 3.0, Dealias::TwoThirds);
-    check_fused_products<double>(g, gpu_backend<double>(g, "off", "off", "on", "on").get(),
-                                 gpu_backend<double>(g, "off").get(), false, false, 1e-13);
-    check_fused_products<float>(g, gpu_backend<float>(g, "off", "off", "on", "on").get(),
-                                gpu_backend<float>(g, "off").get(), false, false, 4e-6);
+    check_fused_products<double>(g, gpu_backend<double>(g, "rows", "off").get(),
+                                 gpu_backend<double>(g, "plain", "off").get(), false, false, 1e-13);
+    check_fused_products<float>(g, gpu_backend<float>(g, "rows", "off").get(),
+                                gpu_backend<float>(g, "plain", "off").get(), false, false, 4e-6);
   }
-  // Where the kernel cannot run, on asks in vain and says why.
+  // Where the kernel cannot run, asking for it is refused.
   auto odd = make_backend<double>(BackendKind::Cuda, Grid(96, 64, 1.0, 1.0));
-  CallbacksEnv rows("on", "CASCADE_FFT_ROWS");
-  EXPECT_TRUE(odd->prepare_fused_transforms());
-  EXPECT_NE(odd->fused_transforms_note().find("; no row products (nx not a power of two from 16 to 65536, "
-                                              "CASCADE_FFT_ROWS=on)"),
-            std::string::npos)
-      << odd->fused_transforms_note();
+  EXPECT_THROW(odd->prepare_step(step_request_from("rows", "auto")), InputError);
 }
 
 // Basdevant's evaluation as complex pairs (one complex transform of u + i v each way) against
@@ -577,39 +554,27 @@ TEST(FusedTransforms, ComplexPairsMatchThePlainTransforms) {
       const Grid g(nx, ny, 2 * M_PI, 3.0, rule);
       for (const char* level : {"off", "store", "all"}) {
         SCOPED_TRACE(std::string("callbacks ") + level);
-        check_complex_pairs<double>(gpu_backend<double>(g, level, "auto", "off", "off", "on").get(),
-                                    gpu_backend<double>(g, "off").get(), 1e-13);
-        check_complex_pairs<float>(gpu_backend<float>(g, level, "auto", "off", "off", "on").get(),
-                                   gpu_backend<float>(g, "off").get(), 4e-6);
+        check_complex_pairs<double>(gpu_backend<double>(g, "complex-pairs", level).get(),
+                                    gpu_backend<double>(g, "plain", "off").get(), 1e-13);
+        check_complex_pairs<float>(gpu_backend<float>(g, "complex-pairs", level).get(),
+                                   gpu_backend<float>(g, "plain", "off").get(), 4e-6);
       }
     }
   // Fields that are not pairs: the real transforms (check_fused_products' buffers).
   const Grid g(96, 72, 2 * M_PI, 3.0, Dealias::TwoThirds);
-  check_fused_products<double>(g, gpu_backend<double>(g, "off", "auto", "off", "off", "on").get(),
-                               gpu_backend<double>(g, "off").get(), false, false, 1e-13);
-  // The advective form has none; where the row kernel runs, it wins.
-  CallbacksEnv on("on", "CASCADE_FFT_COMPLEX");
+  check_fused_products<double>(g, gpu_backend<double>(g, "complex-pairs", "off").get(),
+                               gpu_backend<double>(g, "plain", "off").get(), false, false, 1e-13);
+  // The advective form has none: asking for them is refused.
   auto advective = make_backend<double>(BackendKind::Cuda, Grid(64, 64, 1.0, 1.0));
-  advective->prepare_fused_transforms(false);
-  EXPECT_NE(advective->fused_transforms_note().find("; no complex pairs (advective form, CASCADE_FFT_COMPLEX=on)"),
-            std::string::npos)
-      << advective->fused_transforms_note();
-  CallbacksEnv rows("on", "CASCADE_FFT_ROWS");
-  auto by_rows = make_backend<double>(BackendKind::Cuda, Grid(64, 64, 1.0, 1.0));
-  EXPECT_TRUE(by_rows->prepare_fused_transforms());
-  EXPECT_NE(by_rows->fused_transforms_note().find("; row products (CASCADE_FFT_ROWS=on); no complex pairs (the row "
-                                                  "products run, CASCADE_FFT_COMPLEX=on)"),
-            std::string::npos)
-      << by_rows->fused_transforms_note();
+  EXPECT_THROW(advective->prepare_step(step_request_from("complex-pairs", "auto"), false), InputError);
 }
 
-//! The CPU backend with its evaluation row by row (CASCADE_FFT_PRUNE=on) or with the whole
-//! field's transforms (off), on `threads` threads.
+//! The CPU backend with its evaluation row by row (run.step_transforms: rows) or with the whole
+//! field's transforms (plain), on `threads` threads.
 template <class Real>
 std::unique_ptr<Backend<Real>> cpu_backend(const Grid& g, bool rows, int threads = 0) {
-  auto b = make_backend<Real>(BackendKind::Cpu, g, 0, threads);
-  CallbacksEnv env(rows ? "on" : "off", "CASCADE_FFT_PRUNE");
-  EXPECT_EQ(b->prepare_fused_transforms(), rows && g.dealias == Dealias::TwoThirds) << b->fused_transforms_note();
+  auto b = planned_backend<Real>(BackendKind::Cpu, g, rows ? "rows" : "plain", "auto", true, threads);
+  EXPECT_TRUE(b);
   return b;
 }
 
@@ -644,102 +609,55 @@ TEST(SolverCpu, RowByRowRunAgrees) {
   }
 }
 
-TEST(FusedTransforms, LevelsAndNotes) {
+//! The plan a backend makes of a request and carries out, as values: auto as the tuning table
+//! gives it on this device (the table's own cases are in test_step_plan.cpp), a named strategy
+//! as asked.
+TEST(FusedTransforms, PlansAreMadeAsValues) {
+  const StepPlan not_made{StepStrategy::Plain, CallbackLevel::Off, false, ""};
   {  // the CPU: row by row under the 2/3 rule from 256^2 points (auto)
     auto cpu = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
-    EXPECT_EQ(cpu->fused_transforms_note(), "not made yet");
-    EXPECT_FALSE(cpu->prepare_fused_transforms());
-    EXPECT_EQ(cpu->fused_transforms_note(), "whole-field transforms (none below 256^2 points (auto))");
+    EXPECT_EQ(cpu->step_plan(), not_made);
+    EXPECT_EQ(cpu->step_plan().why, "not made yet");
+    EXPECT_EQ(cpu->prepare_step({}), not_made);
     auto large = make_backend<float>(BackendKind::Cpu, Grid(256, 256, 1.0, 1.0), 0, 1, FftPlanning::Estimate);
-    EXPECT_TRUE(large->prepare_fused_transforms());
-    EXPECT_EQ(large->fused_transforms_note(), "pruned, row by row (auto; estimated plans)");
+    const StepPlan rows = large->prepare_step({});
+    EXPECT_EQ(rows, (StepPlan{StepStrategy::CpuRows, CallbackLevel::Off, false, ""}));
+    EXPECT_EQ(describe(rows), "pruned, row by row (auto, from 256^2 points; estimated plans)");
+    EXPECT_EQ(large->step_plan(), rows);
+    EXPECT_EQ(large->prepare_step(step_request_from("plain", "off")), rows) << "a backend plans once";
     auto none = make_backend<double>(BackendKind::Cpu, Grid(256, 256, 1.0, 1.0, Dealias::None));
-    EXPECT_FALSE(none->prepare_fused_transforms());
-    EXPECT_EQ(none->fused_transforms_note(), "whole-field transforms (no 2/3 rule)");
-    EXPECT_EQ(cpu_backend<double>(Grid(16, 16, 1.0, 1.0), true)->fused_transforms_note(),
-              "pruned, row by row (CASCADE_FFT_PRUNE=on; estimated plans)");
-    EXPECT_EQ(cpu_backend<double>(Grid(512, 512, 1.0, 1.0), false)->fused_transforms_note(),
-              "whole-field transforms (CASCADE_FFT_PRUNE=off)");
+    EXPECT_EQ(none->prepare_step({}), not_made);
     auto bad = make_backend<double>(BackendKind::Cpu, Grid(16, 16, 1.0, 1.0));
-    CallbacksEnv env("yes", "CASCADE_FFT_PRUNE");
-    EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
+    EXPECT_THROW(bad->prepare_step(step_request_from("auto", "store")), InputError);
+    EXPECT_THROW(bad->prepare_step(step_request_from("pruned", "auto")), InputError);
   }
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const Grid g(16, 16, 1.0, 1.0);
-  EXPECT_EQ(gpu_backend<double>(g, "off", "off")->fused_transforms_note(),
-            "not pruned (CASCADE_FFT_PRUNE=off); no batched pairs (CASCADE_FFT_BATCH=off); callbacks off "
-            "(CASCADE_FFT_CALLBACKS=off); no row products (CASCADE_FFT_ROWS=off)");
-  EXPECT_EQ(gpu_backend<double>(g, "store")->fused_transforms_note(),
-            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode stores (CASCADE_FFT_CALLBACKS=store)"
-            "; no row products (CASCADE_FFT_ROWS=off)");
-  EXPECT_EQ(gpu_backend<float>(g, "all")->fused_transforms_note(),
-            "not pruned (CASCADE_FFT_PRUNE=off); batched pairs (auto); kept-mode loads and stores "
-            "(CASCADE_FFT_CALLBACKS=all); no row products (CASCADE_FFT_ROWS=off)");
-  EXPECT_EQ(gpu_backend<double>(g, "off", "auto", "on")->fused_transforms_note(),
-            "pruned (CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks off (CASCADE_FFT_CALLBACKS=off)"
-            "; no row products (CASCADE_FFT_ROWS=off)");
-  EXPECT_EQ(gpu_backend<double>(g, "all", "off", "on")->fused_transforms_note(),
-            "pruned (CASCADE_FFT_PRUNE=on); no batched pairs (CASCADE_FFT_BATCH=off); kept-mode loads and stores "
-            "(CASCADE_FFT_CALLBACKS=all); no row products (CASCADE_FFT_ROWS=off)");
-  {  // without the 2/3 rule nothing is removed, so nothing is pruned
-    CallbacksEnv prune("on", "CASCADE_FFT_PRUNE");
-    auto none = make_backend<double>(BackendKind::Cuda, Grid(16, 16, 1.0, 1.0, Dealias::None));
-    EXPECT_TRUE(none->prepare_fused_transforms());
-    EXPECT_EQ(none->fused_transforms_note(),
-              "not pruned (no 2/3 rule, CASCADE_FFT_PRUNE=on); batched pairs (auto); callbacks none below 4096^2 "
-              "points (auto); no row products (no 2/3 rule)");
-  }
-  // auto (unset): by size and precision.
+  auto plan = [](StepStrategy s, CallbackLevel l, bool batched) { return StepPlan{s, l, batched, ""}; };
+  // Every strategy and level, asked for, is made (planned_backend checks it).
+  for (const char* transforms : kGpuTransforms)
+    for (const char* level : {"off", "store", "all"}) {
+      gpu_backend<double>(g, transforms, level);
+      gpu_backend<float>(g, transforms, level);
+    }
+  // auto: by size and precision.
   auto small = make_backend<double>(BackendKind::Cuda, g);
-  EXPECT_EQ(small->fused_transforms_note(), "not made yet");
-  EXPECT_TRUE(small->prepare_fused_transforms());
-  EXPECT_EQ(small->fused_transforms_note(),
-            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); batched pairs (auto); callbacks none "
-            "below 4096^2 points (auto); no row products (none below nx = 1024 (auto))");
-  auto single = make_backend<float>(BackendKind::Cuda, g);
-  EXPECT_TRUE(single->prepare_fused_transforms());
-  EXPECT_EQ(single->fused_transforms_note(),
-            "not pruned (none outside 2048^2 to 8192^2 points in single (auto)); batched pairs (auto); callbacks none "
-            "in single precision (auto); no row products (none below nx = 1024 (auto))");
-  {
-    CallbacksEnv batch_off("off", "CASCADE_FFT_BATCH");
-    auto none = make_backend<float>(BackendKind::Cuda, g);
-    EXPECT_FALSE(none->prepare_fused_transforms());
-  }
+  EXPECT_EQ(small->step_plan().why, "not made yet");
+  EXPECT_EQ(small->prepare_step({}), plan(StepStrategy::Plain, CallbackLevel::Off, true));
+  EXPECT_EQ(make_backend<float>(BackendKind::Cuda, g)->prepare_step({}),
+            plan(StepStrategy::Plain, CallbackLevel::Off, true));
   // Larger grids (plans made, no fields): what auto makes of them.
-  auto auto_note = [](auto precision, int nx, int ny) {
+  auto auto_plan = [](auto precision, int nx, int ny, bool basdevant = true) {
     using Real = decltype(precision);
-    auto b = make_backend<Real>(BackendKind::Cuda, Grid(nx, ny, 1.0, 1.0));
-    EXPECT_TRUE(b->prepare_fused_transforms());
-    return b->fused_transforms_note();
+    return make_backend<Real>(BackendKind::Cuda, Grid(nx, ny, 1.0, 1.0))->prepare_step({}, basdevant);
   };
-  EXPECT_EQ(auto_note(0.0, 8192, 2560),
-            "pruned (for the row products); no batched pairs (none above 4096^2 points (auto)); callbacks none with "
-            "pruned transforms (auto); row products (auto)");
-  EXPECT_EQ(auto_note(0.0, 16384, 4608),
-            "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above 4096^2 "
-            "points (auto)); kept-mode loads and stores (auto); no row products (none above nx = 8192 (auto))");
-  EXPECT_EQ(auto_note(0.0, 4096, 2048),
-            "pruned (auto); batched pairs (auto); callbacks none with pruned transforms (auto); row products (auto)");
-  EXPECT_EQ(auto_note(0.0f, 8192, 4096),
-            "pruned (auto); no batched pairs (none above 4096^2 points (auto)); callbacks none with pruned "
-            "transforms (auto); row products (auto)");
-  {  // the advective form has no row kernel, and keeps the transforms auto gives it without
-    auto b = make_backend<double>(BackendKind::Cuda, Grid(8192, 2560, 1.0, 1.0));
-    EXPECT_TRUE(b->prepare_fused_transforms(false));
-    EXPECT_EQ(b->fused_transforms_note(),
-              "not pruned (none outside 2048^2 to 4096^2 points in double (auto)); no batched pairs (none above "
-              "4096^2 points (auto)); kept-mode stores (auto); no row products (advective form)");
-  }
-  // A choice that is not one is an input error, not a silent default.
-  auto bad = make_backend<double>(BackendKind::Cuda, g);
-  {
-    CallbacksEnv env("fast");
-    EXPECT_THROW(bad->prepare_fused_transforms(), InputError);
-  }
-  auto bad_prune = make_backend<double>(BackendKind::Cuda, g);
-  CallbacksEnv env("yes", "CASCADE_FFT_PRUNE");
-  EXPECT_THROW(bad_prune->prepare_fused_transforms(), InputError);
+  EXPECT_EQ(auto_plan(0.0, 8192, 2560), plan(StepStrategy::Rows, CallbackLevel::Off, false));
+  EXPECT_EQ(auto_plan(0.0, 16384, 4608), plan(StepStrategy::Plain, CallbackLevel::All, false));
+  EXPECT_EQ(auto_plan(0.0, 4096, 2048), plan(StepStrategy::Rows, CallbackLevel::Off, false));
+  EXPECT_EQ(auto_plan(0.0f, 8192, 4096), plan(StepStrategy::Rows, CallbackLevel::Off, false));
+  // The advective form has no row kernel, and keeps the transforms auto gives it without.
+  EXPECT_EQ(auto_plan(0.0, 8192, 2560, false), plan(StepStrategy::Plain, CallbackLevel::Store, false));
+  EXPECT_EQ(auto_plan(0.0, 4096, 2048, false), plan(StepStrategy::Pruned, CallbackLevel::Off, true));
 }
 
 // ---------------------------------------------------------------- complex pairs

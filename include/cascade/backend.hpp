@@ -14,6 +14,7 @@
 #include "cascade/equation.hpp"
 #include "cascade/vortex.hpp"
 #include "cascade/grid.hpp"
+#include "cascade/step_plan.hpp"
 #include "cascade/types.hpp"
 
 namespace cascade {
@@ -46,7 +47,7 @@ class Backend {
   virtual Buffer<Cplx> spectral_field() = 0;  //!< ny * (nx/2+1) complex (of the slab), zeroed
   //! Two fields in one allocation, the second right after the first (which owns it; the
   //! second is a view and must not outlive it): the GPU transforms such a pair with one
-  //! batched plan (prepare_fused_transforms).
+  //! batched plan (prepare_step).
   virtual void real_pair(Buffer<Real>& first, Buffer<Real>& second) = 0;
   virtual void spectral_pair(Buffer<Cplx>& first, Buffer<Cplx>& second) = 0;
   virtual void to_host(const Buffer<Real>& src, std::vector<Real>& dst) = 0;
@@ -85,7 +86,7 @@ class Backend {
   virtual void velocity_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat) = 0;
   //! The inputs of a Basdevant evaluation of omega_hat into the pair a, b (spectral_pair), in
   //! the layout nonlinear_products takes: velocity_hat's, or, where the step runs as complex
-  //! pairs (prepare_fused_transforms), the full spectrum of u + i v in a's and b's memory.
+  //! pairs (prepare_step), the full spectrum of u + i v in a's and b's memory.
   virtual void velocity_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& a, Buffer<Cplx>& b) = 0;
   //! After nonlinear_products on the pairs a, b and u, v: a <- (u v)_hat, b <- (v^2 - u^2)_hat
   //! as half spectra (shell_spectra reads them so). Where the step runs as complex pairs they
@@ -108,41 +109,33 @@ class Backend {
   //! a <- (-(u wx + v wy))_hat (c, d, wx, wy only then). On return a (and b) are defined at the
   //! modes the dealiasing keeps, which is all fused_stage and shell_spectra read; the inputs
   //! and u, v (wx, wy) are left unspecified. Where the fused transforms are made
-  //! (prepare_fused_transforms), these transforms do the dealiasing. Where the step runs as
+  //! (prepare_step), these transforms do the dealiasing. Where the step runs as
   //! complex pairs and a, b and u, v are pairs, a and b hold the inputs and the products in
   //! the full layout of a complex pair instead (ns_ops.cuh PackedLayout; velocity_inputs,
   //! fused_stage and natural_products know it).
   virtual void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                                   Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
                                   Buffer<Real>* wy) = 0;
-  //! Make the step's own transforms where this backend has them (one GPU). Under the 2/3 rule
-  //! each 2D transform may be pruned: two batched 1D passes, over the rows and over the kept
-  //! columns alone, a third of the half spectrum's columns skipped (CASCADE_FFT_PRUNE: auto,
-  //! where it measured faster, by size and precision; off; on). u and v, and a and b (c and d),
-  //! when they are pairs (spectral_pair, real_pair), go through one batched plan
-  //! (CASCADE_FFT_BATCH: auto, where it measured faster, up to 4096^2 points; off; on). cuFFT
-  //! callbacks fold the dealiasing in (kernels/fft_callbacks.cuh): the forward transforms of
-  //! nonlinear_products store the kept modes alone; at the second level its inverse transforms
-  //! load them alone too, and fused_stage leaves the removed modes of the inputs alone
-  //! (CASCADE_FFT_CALLBACKS: auto, where it measured faster, by size and precision; off;
-  //! store; all). Callbacks are linked into cuFFT's kernels when the plans are made (under a
-  //! second a plan). On the CPU (one process), under the 2/3 rule, nonlinear_products runs row
-  //! by row instead: the passes over the kept columns, then each row's transforms and products
-  //! in cache (CASCADE_FFT_PRUNE: auto, from 256^2 points; off; on). False where none are
-  //! made (fused_transforms_note says why); results differ from the plain transforms' at
-  //! round-off only. On one GPU, in Basdevant's form (`basdevant`: the form the solver runs;
-  //! the advective form has none), the passes over the rows and the products run as one kernel
-  //! (CASCADE_FFT_ROWS: auto, nx from 1024 to 8192; off; on; kernels/row_fft.cuh). Or u and v
-  //! travel as one complex field u + i v, one complex 2D transform each way instead of two
-  //! real ones, the inverse storing Basdevant's products in place of u + i v (CASCADE_FFT_COMPLEX:
-  //! auto, from 16384^2 points in double; off; on).
-  virtual bool prepare_fused_transforms(bool basdevant = true) = 0;
-  //! What prepare_fused_transforms made, and why: e.g. "pruned (auto); batched pairs (auto);
-  //! callbacks none with pruned transforms (auto); row products (auto)", "not pruned
-  //! (CASCADE_FFT_PRUNE=off); no batched pairs (CASCADE_FFT_BATCH=off); callbacks off
-  //! (CASCADE_FFT_CALLBACKS=off); no row products (CASCADE_FFT_PRUNE=off)", "pruned,
-  //! row by row (auto; estimated plans)" (the CPU), "not made yet", "none on this backend".
-  virtual std::string fused_transforms_note() const = 0;
+  //! Plan the step's transforms once (plan_step over this device's facts, include/cascade/
+  //! step_plan.hpp; `basdevant`: the form the solver runs) and make what the plan needs; the
+  //! plan carried out. Strategies (docs/gpu-step.md): on one GPU the plain 2D transforms, pruned
+  //! ones (rows, then the kept columns alone under the 2/3 rule), the row kernel between pruned
+  //! passes over the columns (Basdevant's form; kernels/row_fft.cuh), or complex pairs (u + i v
+  //! through one complex transform each way, the inverse storing the products); batched pairs
+  //! (two fields in one plan, where u, v and a, b are pairs: spectral_pair, real_pair); cuFFT
+  //! callbacks folding the dealiasing in (kernels/fft_callbacks.cuh: the forward transforms of
+  //! nonlinear_products store the kept modes alone; at level all its inverse transforms load
+  //! them alone too, and fused_stage leaves the removed modes of the inputs alone). On the CPU
+  //! (one process), under the 2/3 rule, nonlinear_products may run row by row: the passes over
+  //! the kept columns, then each row's transforms and products in cache. Results differ from
+  //! the plain transforms' at round-off only. Where cuFFT refuses the plans the plain
+  //! transforms run, and the plan returned says so. InputError where the request cannot run.
+  virtual StepPlan prepare_step(const StepRequest& request, bool basdevant = true) = 0;
+  //! The plan prepare_step would make of a request now, made of nothing (plan_step alone).
+  virtual StepPlan plan_for(const StepRequest& request, bool basdevant) const = 0;
+  //! The plan prepare_step carried out (before it: plain, why "not made yet"). A backend plans
+  //! once: later calls of prepare_step return this plan.
+  virtual StepPlan step_plan() const = 0;
   //! The CFL maximum of the last product pass that took one. On the GPU this waits for that
   //! number alone: work queued after the pass (the forward transforms) keeps the device busy.
   virtual Real cfl_maximum() = 0;
@@ -153,7 +146,7 @@ class Backend {
   //! the next evaluation's inputs on return. w is null for low-storage tables; save_w copies
   //! S into it first (the first stage of a classic step); c, d only in advective form. S must
   //! be dealiased (zero where the mask removes modes): those modes of S and w are left as they
-  //! are, and the inputs are written zero there (or left alone: prepare_fused_transforms). With
+  //! are, and the inputs are written zero there (or left alone: prepare_step). With
   //! `budget`, the same pass adds the budget rates of S (as it was on entry) and the forcing
   //! to the backend's budget integrals (accumulate_budget), on the device, with no host sync.
   virtual void fused_stage(const LinearCoefficients& lin, const StageCoefficients& coef, bool advective,

@@ -86,6 +86,8 @@ struct RunConfig {
   int device = 0;   //!< CUDA device index
   int threads = 0;  //!< CPU threads; 0 = one per 16384 points, up to OpenMP's maximum
   FftPlanning fft_planning = FftPlanning::Auto;  //!< CPU FFTW plans: auto | estimate | measure
+  std::string step_transforms = "auto";  //!< the step plan (include/cascade/step_plan.hpp): auto | plain | ...
+  std::string fft_callbacks = "auto";    //!< auto | off | store | all
 };
 
 struct OutputConfig {

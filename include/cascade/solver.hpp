@@ -78,7 +78,10 @@ class Solver {
  public:
   using Cplx = Complex<Real>;
 
-  Solver(Backend<Real>& backend, const Config& config);
+  //! Allocates the fields, then plans the step's transforms (Backend::prepare_step) as the
+  //! deck asks (run.step_transforms, run.fft_callbacks), or as `request` asks where given
+  //! (`cascade bench step`); the plan is made after the fields, as it weighs free memory.
+  Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
 
   // ---- state
   void initialise();  //!< from the deck's `initial` and `forcing` sections

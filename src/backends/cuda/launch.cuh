@@ -1,0 +1,89 @@
+//! @file The grid-stride kernels of the CUDA executor: a functor over every index, with its
+//! results' maximum (fused to the last block), their sum (in a fixed order), or four histograms.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include "cascade/reduction.hpp"
+#include "kernels/reduction.cuh"
+#include "cascade/equation.hpp"
+#include "kernels/reduction_ops.cuh"
+
+namespace cascade {
+namespace cuda_launch {
+
+//! Grid-stride loop over n items, each handed to the functor. Four blocks of 256 resident on
+//! an SM at least (at most 64 registers a thread): the fused stage, memory-bound, compiled to 66
+//! registers and three blocks, moved 75% of the peak DRAM bandwidth (ncu, H100, 4096^2).
+template <int BLOCK, class Fn>
+__global__ void __launch_bounds__(BLOCK, 4) for_each_kernel(std::size_t n, Fn f) {
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
+    f(idx);
+}
+
+//! The evaluation row by row (kernels/row_fft.cuh): each block takes rows blockIdx.x,
+//! blockIdx.x + gridDim.x, ... of the two spectra, in place, one row (or one part of one) in
+//! dynamic shared memory at a time, with a sixteenth as many threads as the part has points;
+//! the CFL maximum, where asked, completes as the fused maximum does (kernels/reduction.cuh: the
+//! last block writes it to `result`).
+
+struct AddOp {
+  template <class T>
+  __host__ __device__ T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
+};
+
+//! The grid-stride loop of for_each_kernel, summing what the functor returns (R, a struct of
+//! doubles) per block; the partials are summed in a fixed order by budget_finish_kernel, so
+//! that the result is the same from run to run (a restart stays bit for bit).
+template <int BLOCK, class R, class Fn>
+__global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f, R* d_partials) {
+  R acc{};
+  const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
+    acc = acc + f(idx);
+  using Reduce = cub::BlockReduce<R, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const R total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) d_partials[blockIdx.x] = total;
+}
+
+//! One block: the sum of the per-block partials, weighted into the budget integrals.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
+                                                              BudgetWeights w, double* d_integrals) {
+  SpectralSums acc{};
+  for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + d_partials[i];
+  using Reduce = cub::BlockReduce<SpectralSums, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) accumulate_budget(d_integrals, total, w);
+}
+
+//! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,
+//! then one atomicAdd per bin and block into the global bins (4 x bins doubles).
+template <class Fn>
+__global__ void histogram4_kernel(std::size_t n, Fn f, int bins, bool shared_bins, double* d_bins) {
+  extern __shared__ double s_bins[];
+  if (shared_bins)
+    for (int k = threadIdx.x; k < 4 * bins; k += blockDim.x) s_bins[k] = 0.0;
+  __syncthreads();
+  double* target = shared_bins ? s_bins : d_bins;
+  const std::size_t stride = std::size_t(blockDim.x) * gridDim.x;
+  for (std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += stride) {
+    const auto c = f(idx);
+    if (c.bin >= 0 && c.bin < bins)
+      for (int q = 0; q < 4; ++q)
+        if (c.v[q] != 0.0) atomicAdd(&target[q * bins + c.bin], c.v[q]);
+  }
+  if (!shared_bins) return;
+  __syncthreads();
+  for (int k = threadIdx.x; k < 4 * bins; k += blockDim.x)
+    if (s_bins[k] != 0.0) atomicAdd(&d_bins[k], s_bins[k]);
+}
+
+
+}  // namespace cuda_launch
+}  // namespace cascade

@@ -1,0 +1,158 @@
+//! @file RowKernelEval: Basdevant's evaluation row by row (kernels/row_fft.cuh) between the
+//! pruned transforms' passes over the kept columns.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cascade/error.hpp"
+#include "kernels/reduction.cuh"
+#include "kernels/row_fft.cuh"
+#include "src/backends/cuda/pruned_eval.cuh"
+#include "src/cuda_check.hpp"
+
+namespace cascade {
+namespace cuda_launch {
+
+template <int THREADS, class Real>
+__global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
+    row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
+                        Real* d_partials, unsigned* d_ticket, Real* result) {
+  extern __shared__ __align__(16) unsigned char row_smem[];
+  ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
+  ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
+  const MaxOp<Real> op;
+  Real acc = MaxOp<Real>::identity();
+  const int phases = ph.count();
+  for (int row = blockIdx.x; row < ny; row += gridDim.x) {
+    Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
+    Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
+    for (int p = 0; p < phases; ++p) {
+      acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+      __syncthreads();
+    }
+  }
+  if (!cfl) return;
+  reduction_kernels::fused_block_max<THREADS>(acc, d_partials, d_ticket, result);
+}
+
+}  // namespace cuda_launch
+
+//! Where a kernel's CFL maximum goes: per-block partials, the last block's ticket, the result
+//! (mapped pinned host memory), as the executor's for_each_max_async.
+template <class Real>
+struct MaxTarget {
+  Real* partials;
+  unsigned* ticket;
+  Real* result;
+};
+
+//! The row kernel's twiddle table, spill area (rows longer than its transform in shared memory
+//! go in parts), shared memory and grid; the column passes are the pruned transforms'.
+template <class Real>
+class RowKernelEval {
+  using Cplx = Complex<Real>;
+
+ public:
+  //! The longest transform the row kernel does in shared memory: 2^13 points (139 KiB in
+  //! double); longer rows go in parts (RowPhases).
+  static constexpr int kLog2Max = 13;
+  //! log2 of the row kernel's transform for rows of nx points: nx's, or the largest part.
+  static int log2_for(int nx) {
+    int m = 0;
+    while ((1 << m) < nx && m < 30) ++m;
+    return std::min(m, kLog2Max);
+  }
+  //! The shared memory a block needs for rows of nx points.
+  static std::size_t shared_bytes(int nx) { return sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << log2_for(nx))); }
+
+  RowKernelEval() = default;
+  RowKernelEval(const RowKernelEval&) = delete;
+  RowKernelEval& operator=(const RowKernelEval&) = delete;
+  ~RowKernelEval() {
+    if (twiddles_) cudaFree(twiddles_);
+    if (spill_) cudaFree(spill_);
+  }
+
+  //! The twiddle table exp(2 pi i k / nx), the shared memory and the grid: as many blocks as
+  //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
+  void make(int nx, int ny, int sms, int blocks_cap) {
+    nx_ = nx;
+    ny_ = ny;
+    log2_ = log2_for(nx);
+    std::vector<Cplx> tw(nx_);
+    const double two_pi = 2 * 3.14159265358979323846;
+    for (int k = 0; k < nx_; ++k)
+      tw[k] = {Real(std::cos(two_pi * k / nx_)), Real(std::sin(two_pi * k / nx_))};
+    CASCADE_CUDA_CHECK(cudaMalloc(&twiddles_, sizeof(Cplx) * tw.size()));
+    CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
+    smem_ = shared_bytes(nx_);
+    switch (log2_) {
+      case 4: case 5: case 6: case 7: case 8: case 9: size<32>(sms, blocks_cap); break;
+      case 10: size<64>(sms, blocks_cap); break;
+      case 11: size<128>(sms, blocks_cap); break;
+      case 12: size<256>(sms, blocks_cap); break;
+      default: size<512>(sms, blocks_cap); break;
+    }
+    const std::size_t split = std::size_t(nx_) >> log2_;
+    if (split > 1) {  // each block's parts of a row but the last (RowPhases)
+      const std::size_t bytes = sizeof(Cplx) * std::size_t(blocks_) * (split - 1) << log2_;
+      if (cudaMalloc(&spill_, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        throw RunError("out of GPU memory for the row kernel's spill area (" + std::to_string(bytes) + " bytes)");
+      }
+    }
+  }
+
+  //! Basdevant's evaluation between the spectra a, b of u and v (scaled for the inverse) and
+  //! those of u v and v^2 - u^2, in place: the pruned inverse transforms' passes over the kept
+  //! columns, the row kernel (the passes over the rows and the products, with the CFL maximum
+  //! into `max` where `cfl`), and the forward transforms' passes over the kept columns; `after`
+  //! runs between the kernel and the forward passes (the executor records the maximum's event).
+  template <class After>
+  void run(const PrunedEval<Real>& pruned, Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed,
+           const MaxTarget<Real>& max, cudaStream_t stream, const After& after) const {
+    pruned.columns_inverse(a);
+    pruned.columns_inverse(b);
+    const row_fft::RowPhases<Real> ph{nx_, log2_, (nx_ - 1) / 3 + 1, nullptr, twiddles_, speed, spill_};
+    switch (log2_) {
+      case 4: case 5: case 6: case 7: case 8: case 9: launch<32>(ph, a, b, cfl, max, stream); break;
+      case 10: launch<64>(ph, a, b, cfl, max, stream); break;
+      case 11: launch<128>(ph, a, b, cfl, max, stream); break;
+      case 12: launch<256>(ph, a, b, cfl, max, stream); break;
+      default: launch<512>(ph, a, b, cfl, max, stream); break;
+    }
+    after();
+    pruned.columns_forward(a);
+    pruned.columns_forward(b);
+  }
+
+ private:
+  template <int THREADS>
+  void size(int sms, int blocks_cap) {
+    auto* kernel = cuda_launch::row_products_kernel<THREADS, Real>;
+    CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
+    int per_sm = 0;
+    CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
+    blocks_ = std::max(1, std::min({ny_, std::max(per_sm, 1) * sms, blocks_cap}));
+  }
+  template <int THREADS>
+  void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
+              cudaStream_t stream) const {
+    cuda_launch::row_products_kernel<THREADS, Real><<<blocks_, THREADS, smem_, stream>>>(
+        ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
+    CASCADE_CUDA_CHECK_LAUNCH();
+  }
+
+  int nx_ = 0, ny_ = 0, log2_ = 0;
+  std::size_t smem_ = 0;
+  int blocks_ = 1;
+  Cplx* twiddles_ = nullptr;
+  Cplx* spill_ = nullptr;
+};
+
+}  // namespace cascade

@@ -1,0 +1,257 @@
+//! @file plan_step: the tuning table of the step's transforms and the pure function that reads it.
+#include "cascade/step_plan.hpp"
+
+#include <cstdint>
+#include <iterator>
+
+#include "cascade/error.hpp"
+
+namespace cascade {
+namespace {
+
+using Strategy = StepStrategy;
+using Level = CallbackLevel;
+constexpr std::uint64_t sq(std::uint64_t n) { return n * n; }
+constexpr std::uint64_t kAll = ~std::uint64_t(0);
+
+//! One row of the tuning table: where it applies (the device, a precision or both, a range of
+//! nx or of points nx ny, both ends included) and what auto then takes. The first row that
+//! applies, and whose strategy can run the problem (can_run), is the plan.
+struct TuningRow {
+  StepDevice::Kind device;
+  int precision;  //!< 0: both; 4: single; 8: double (bytes of a Real)
+  bool by_nx;     //!< the range is of nx (the row kernel's length), else of points nx ny
+  std::uint64_t lo, hi;
+  Strategy strategy;
+  Level callbacks;
+  bool batched;
+  const char* range;  //!< the run log's words for the row
+};
+
+// Measured on an NVIDIA H100 80GB (cuFFT of CUDA 13), `cascade bench step`, rk4, double unless
+// said, medians; the tables are in docs/gpu-step.md. CPU rows: a 2-core VM, FFTW.
+constexpr TuningRow kTable[] = {
+    // Row products: the fastest wherever they run, nx 1024 to 8192 (rk4 double: 20.3 against
+    // 28.1 ms at 8192^2, 4.28 against 5.32 at 4096^2, 1.11 against 1.46 at 2048^2; even at 1024^2,
+    // 0.35 to 0.36). Above, the rows in parts lose to the 2D transforms with callbacks (150
+    // against 112 ms at 16384^2; single 57.6 against 51.1). Callbacks in the pruned passes
+    // around them made pruned transforms slower (below): none. No batched plans: the row kernel
+    // takes both fields in one launch.
+    {StepDevice::Kind::Cuda, 0, true, 1024, 8192, Strategy::Rows, Level::Off, false, "nx from 1024 to 8192"},
+    // Complex pairs: from 16384^2 points in double, where the complex plan's work area fits
+    // (can_run): 102.7 against 112.4 ms at 16384^2 (rk4), 319.7 against 410.6 at 32768^2 (rk3).
+    // The kept-mode callbacks of the plain transforms' rows below (loads and stores from 8192^2).
+    {StepDevice::Kind::Cuda, 8, false, sq(16384), kAll, Strategy::ComplexPairs, Level::All, false,
+     "from 16384^2 points in double"},
+    // Pruned transforms, 2048^2 to 4096^2 points in double, to 8192^2 in single: 5.32 against
+    // 6.06 ms a step at 4096^2 double, single 2.90 against 3.19 at 4096^2 and 12.31 against 12.84
+    // at 8192^2; even with callbacks at 8192^2 double (28.3 against 28.2). Callbacks in their
+    // passes made them slower (4096^2 double: 5.91 ms with stores, 6.72 with loads too): none.
+    // Batched pairs up to 4096^2 points, as for the plain transforms.
+    {StepDevice::Kind::Cuda, 8, false, sq(2048), sq(4096), Strategy::Pruned, Level::Off, true,
+     "2048^2 to 4096^2 points in double"},
+    {StepDevice::Kind::Cuda, 4, false, sq(2048), sq(4096), Strategy::Pruned, Level::Off, true,
+     "2048^2 to 4096^2 points in single"},
+    {StepDevice::Kind::Cuda, 4, false, sq(4096) + 1, sq(8192), Strategy::Pruned, Level::Off, false,
+     "4096^2 to 8192^2 points in single"},
+    // cuFFT's 2D transforms. Callbacks (`--callbacks both`): in double, kept-mode stores from
+    // 4096^2 points, loads too from 8192^2; in single none (cuFFT's callback kernels are slower
+    // at every size). Batched pairs up to 4096^2 points (rk4 double: 20% faster at 1024^2, 3% at
+    // 4096^2, even at 2048^2); at 8192^2 they gained nothing, and a batched plan's work area
+    // (twice a single one's) costs memory the largest grids need.
+    {StepDevice::Kind::Cuda, 8, false, 0, sq(4096) - 1, Strategy::Plain, Level::Off, true,
+     "below 4096^2 points in double"},
+    {StepDevice::Kind::Cuda, 8, false, sq(4096), sq(4096), Strategy::Plain, Level::Store, true,
+     "4096^2 points in double"},
+    {StepDevice::Kind::Cuda, 8, false, sq(4096) + 1, sq(8192) - 1, Strategy::Plain, Level::Store, false,
+     "4096^2 to 8192^2 points in double"},
+    {StepDevice::Kind::Cuda, 8, false, sq(8192), kAll, Strategy::Plain, Level::All, false,
+     "from 8192^2 points in double"},
+    {StepDevice::Kind::Cuda, 4, false, 0, sq(4096), Strategy::Plain, Level::Off, true,
+     "up to 4096^2 points in single"},
+    {StepDevice::Kind::Cuda, 4, false, sq(4096) + 1, kAll, Strategy::Plain, Level::Off, false,
+     "above 4096^2 points in single"},
+    // CPU: the evaluation row by row from 256^2 points (a 2-core VM: 7% faster a step there,
+    // even at 512^2, 20-35% faster from 1024^2, and slower at 128^2 on one thread).
+    {StepDevice::Kind::Cpu, 0, false, sq(256), kAll, Strategy::CpuRows, Level::Off, false, "from 256^2 points"},
+    {StepDevice::Kind::Cpu, 0, false, 0, kAll, Strategy::Plain, Level::Off, false, "below 256^2 points"},
+    // Several MPI ranks: the slab transforms alone.
+    {StepDevice::Kind::Slabs, 0, false, 0, kAll, Strategy::Slabs, Level::Off, false, "over MPI ranks"},
+};
+
+int real_bytes(Precision p) { return p == Precision::Single ? 4 : 8; }
+
+//! Why the strategy cannot run the problem ("" where it can). `asked`: named by the deck
+//! (complex pairs then skip the memory estimate, as they are asked for).
+std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
+  const StepDevice& d = p.device;
+  const bool cuda = d.kind == StepDevice::Kind::Cuda;
+  switch (s) {
+    case Strategy::Plain: return "";
+    case Strategy::Slabs: return d.kind == StepDevice::Kind::Slabs ? "" : "runs over several MPI ranks alone";
+    case Strategy::CpuRows:
+      if (d.kind != StepDevice::Kind::Cpu) return "runs on the cpu backend alone";
+      return p.two_thirds ? "" : "needs grid.dealias: two-thirds";
+    case Strategy::Pruned:
+      if (!cuda) return "needs the cuda backend on one GPU";
+      return p.two_thirds ? "" : "needs grid.dealias: two-thirds";
+    case Strategy::Rows: {
+      if (!cuda) return "needs the cuda backend on one GPU";
+      if (!p.basdevant) return "needs grid.nonlinear: basdevant";
+      if (!p.two_thirds) return "needs grid.dealias: two-thirds";
+      int m = 0;
+      while ((1 << m) < p.nx && m < 30) ++m;
+      if ((1 << m) != p.nx || m < 4 || m > 16) return "needs nx a power of two from 16 to 65536";
+      if (d.row_shared_bytes > d.shared_optin_bytes) return "needs more shared memory a block than this GPU has";
+      return "";
+    }
+    case Strategy::ComplexPairs: {
+      if (!cuda) return "needs the cuda backend on one GPU";
+      if (!p.basdevant) return "needs grid.nonlinear: basdevant";
+      if (asked) return "";
+      // Auto: the complex plan's work area (twice a real one's) must fit beside the fields.
+      const std::size_t need = d.complex_work_bytes, margin = std::size_t(256) << 20;
+      if (need == 0) return "no estimate of the complex plan's work area";
+      if (need > d.work_bytes && need - d.work_bytes + margin > d.free_bytes) return "its work area does not fit";
+      return "";
+    }
+  }
+  return "";
+}
+
+bool applies(const TuningRow& r, const StepProblem& p) {
+  if (r.device != p.device.kind) return false;
+  if (r.precision != 0 && r.precision != real_bytes(p.precision)) return false;
+  const std::uint64_t x = r.by_nx ? std::uint64_t(p.nx) : std::uint64_t(p.nx) * std::uint64_t(p.ny);
+  return x >= r.lo && x <= r.hi;
+}
+
+//! The first row of the table for this problem, among those of `only` (where given).
+const TuningRow* first_row(const StepProblem& p, const Strategy* only) {
+  for (const TuningRow& r : kTable)
+    if (applies(r, p) && (!only || r.strategy == *only) && cannot_run(r.strategy, p, false).empty()) return &r;
+  return nullptr;
+}
+
+Strategy strategy_of(StepRequest::Transforms t, StepDevice::Kind kind) {
+  using T = StepRequest::Transforms;
+  switch (t) {
+    case T::Plain: return kind == StepDevice::Kind::Slabs ? Strategy::Slabs : Strategy::Plain;
+    case T::Pruned: return Strategy::Pruned;
+    case T::Rows: return kind == StepDevice::Kind::Cpu ? Strategy::CpuRows : Strategy::Rows;
+    case T::ComplexPairs: return Strategy::ComplexPairs;
+    case T::Auto: break;
+  }
+  return Strategy::Plain;
+}
+
+}  // namespace
+
+StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
+  using T = StepRequest::Transforms;
+  using B = StepRequest::Batching;
+  const StepDevice::Kind kind = p.device.kind;
+  StepPlan plan;
+  if (req.transforms == T::Auto) {
+    const TuningRow* r = first_row(p, nullptr);
+    if (!r) throw RunError("plan_step: no row of the tuning table applies");  // the table ends in catch-alls
+    plan = {r->strategy, r->callbacks, r->batched, std::string("auto, ") + r->range};
+  } else {
+    const Strategy s = strategy_of(req.transforms, kind);
+    const std::string why = cannot_run(s, p, true);
+    if (!why.empty())
+      throw InputError("run.step_transforms: " + to_string(req.transforms, req.batching) + " " + why);
+    plan = {s, Level::Off, false, "run.step_transforms: " + to_string(req.transforms, req.batching)};
+    // Callbacks and batching as auto takes them for the strategy: the table's row for the
+    // strategy at this size (pruned and rows: none; complex pairs: the plain transforms').
+    const Strategy like = s == Strategy::ComplexPairs ? Strategy::Plain : s;
+    if (const TuningRow* r = first_row(p, &like)) {
+      plan.callbacks = r->callbacks;
+      plan.batched = r->batched && (s == Strategy::Plain || s == Strategy::Pruned);
+    }
+  }
+  if (req.batching != B::Auto) {
+    if (req.batching == B::On && plan.strategy != Strategy::Plain && plan.strategy != Strategy::Pruned)
+      throw InputError("run.step_transforms: batched pairs go with plain or pruned transforms alone");
+    plan.batched = req.batching == B::On;
+  }
+  if (req.callbacks != StepRequest::Callbacks::Auto) {
+    const Level level = req.callbacks == StepRequest::Callbacks::Off     ? Level::Off
+                        : req.callbacks == StepRequest::Callbacks::Store ? Level::Store
+                                                                         : Level::All;
+    if (level != Level::Off && kind != StepDevice::Kind::Cuda)
+      throw InputError("run.fft_callbacks: " + to_string(req.callbacks) + " needs the cuda backend on one GPU");
+    plan.callbacks = level;
+    plan.why += ", run.fft_callbacks: " + to_string(req.callbacks);
+  }
+  return plan;
+}
+
+std::string to_string(StepStrategy s) {
+  switch (s) {
+    case Strategy::Plain: return "plain";
+    case Strategy::Pruned: return "pruned";
+    case Strategy::Rows: return "row products";
+    case Strategy::ComplexPairs: return "complex pairs";
+    case Strategy::CpuRows: return "pruned, row by row";
+    case Strategy::Slabs: return "slab transforms";
+  }
+  return "?";
+}
+std::string to_string(CallbackLevel c) {
+  return c == Level::Off ? "callbacks off" : c == Level::Store ? "kept-mode stores" : "kept-mode loads and stores";
+}
+std::string to_string(StepRequest::Transforms t, StepRequest::Batching b) {
+  using T = StepRequest::Transforms;
+  const char* pairs = b == StepRequest::Batching::On ? "-pairs" : "";
+  switch (t) {
+    case T::Auto: return "auto";
+    case T::Plain: return std::string("plain") + pairs;
+    case T::Pruned: return std::string("pruned") + pairs;
+    case T::Rows: return "rows";
+    case T::ComplexPairs: return "complex-pairs";
+  }
+  return "?";
+}
+std::string to_string(StepRequest::Callbacks c) {
+  using C = StepRequest::Callbacks;
+  return c == C::Auto ? "auto" : c == C::Off ? "off" : c == C::Store ? "store" : "all";
+}
+
+StepRequest step_request_from(const std::string& transforms, const std::string& callbacks) {
+  using T = StepRequest::Transforms;
+  using B = StepRequest::Batching;
+  using C = StepRequest::Callbacks;
+  StepRequest r;
+  static const struct {
+    const char* name;
+    T t;
+    B b;
+  } kTransforms[] = {{"auto", T::Auto, B::Auto},         {"plain", T::Plain, B::Off},
+                     {"plain-pairs", T::Plain, B::On},   {"pruned", T::Pruned, B::Off},
+                     {"pruned-pairs", T::Pruned, B::On}, {"rows", T::Rows, B::Off},
+                     {"complex-pairs", T::ComplexPairs, B::Off}};
+  bool found = false;
+  for (const auto& k : kTransforms)
+    if (transforms == k.name) r.transforms = k.t, r.batching = k.b, found = true;
+  if (!found) throw InputError("run.step_transforms: unknown value '" + transforms + "'");
+  static const struct {
+    const char* name;
+    C c;
+  } kCallbacks[] = {{"auto", C::Auto}, {"off", C::Off}, {"store", C::Store}, {"all", C::All}};
+  found = false;
+  for (const auto& k : kCallbacks)
+    if (callbacks == k.name) r.callbacks = k.c, found = true;
+  if (!found) throw InputError("run.fft_callbacks: unknown value '" + callbacks + "'");
+  return r;
+}
+
+std::string describe(const StepPlan& plan) {
+  std::string s = to_string(plan.strategy);
+  if (plan.strategy == Strategy::Plain || plan.strategy == Strategy::Pruned)
+    s += plan.batched ? ", batched pairs" : ", one field a plan";
+  if (plan.strategy != Strategy::CpuRows && plan.strategy != Strategy::Slabs) s += ", " + to_string(plan.callbacks);
+  return s + " (" + plan.why + ")";
+}
+
+}  // namespace cascade
