@@ -14,6 +14,7 @@
 #include "cascade/error.hpp"
 #include "deck_keys.hpp"
 #include "deck_reader.hpp"
+#include "deck_types.hpp"
 
 namespace cascade {
 namespace {
@@ -42,8 +43,8 @@ void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
 
 std::string num(double x) { return fmt::format("{}", x); }
 
-// Checks that join keys, or that hold for one forcing or initial type: each section's, after the
-// keys' own checks of that section.
+// Checks that join keys, or that hold for one forcing or initial type (src/deck_types.cpp): each
+// section's, after the keys' own checks of that section.
 
 void check_grid(const Config& c, const Locator& loc) {
   const GridConfig& g = c.grid;
@@ -61,57 +62,11 @@ void check_grid(const Config& c, const Locator& loc) {
 }
 
 void check_forcing(const Config& c, const Locator& loc) {
-  const GridConfig& g = c.grid;
-  const ForcingConfig& f = c.forcing;
-  if (f.type == "kolmogorov") {
-    check(std::isfinite(f.amplitude), loc, c, "forcing.amplitude", "a finite number", num(f.amplitude));
-    check(f.wavenumber >= 1 && 3 * f.wavenumber < g.ny, loc, c, "forcing.wavenumber",
-          fmt::format("an integer in [1, {}] (below ny/3: kept by the 2/3 rule)", (g.ny - 1) / 3),
-          std::to_string(f.wavenumber));
-  }
-  if (f.type == "ring" || f.type == "ring-steady") {
-    // The largest |k| the 2/3 rule keeps along both axes: a ring inside it is fully resolved.
-    const double kmax = std::min(2 * M_PI / g.lx * ((g.nx - 1) / 3), 2 * M_PI / g.ly * ((g.ny - 1) / 3));
-    check(std::isfinite(f.k_f) && f.k_f > 0, loc, c, "forcing.k_f", "a positive wavenumber", num(f.k_f));
-    check(std::isfinite(f.dk) && f.dk > 0 && f.dk < f.k_f, loc, c, "forcing.dk", "a half-width in (0, k_f)",
-          num(f.dk));
-    check(f.k_f + f.dk <= kmax, loc, c, "forcing.k_f",
-          fmt::format("a shell k_f + dk inside the dealiased band (<= {:.4g})", kmax), num(f.k_f));
-    check(f.seed >= 0, loc, c, "forcing.seed", "an integer >= 0", std::to_string(f.seed));
-    if (f.type == "ring")
-      check(std::isfinite(f.epsilon) && f.epsilon > 0, loc, c, "forcing.epsilon", "a positive injection rate",
-            num(f.epsilon));
-    else
-      check(std::isfinite(f.amplitude) && f.amplitude > 0, loc, c, "forcing.amplitude", "a positive rms force",
-            num(f.amplitude));
-  }
+  check_type(forcing_types(), c.forcing.type, c, loc);
 }
 
 void check_initial(const Config& c, const Locator& loc) {
-  const GridConfig& g = c.grid;
-  const int band = (std::min(g.nx, g.ny) - 1) / 3;  // largest wavenumber index the 2/3 rule keeps
-  const InitialConfig& ic = c.initial;
-  if (ic.type == "gaussian" || ic.type == "lamb-dipole") {
-    check(std::isfinite(ic.radius) && ic.radius > 0 && 2 * ic.radius < std::min(g.lx, g.ly), loc, c,
-          "initial.radius", "a positive radius below half the box", num(ic.radius));
-    check(std::isfinite(ic.amplitude) && std::isfinite(ic.speed), loc, c, "initial.amplitude",
-          "finite amplitude and speed", num(ic.amplitude));
-  }
-  if (ic.type == "vortices")
-    check(!ic.vortices.empty(), loc, c, "initial.vortices", "a non-empty list of vortices", "none");
-  if (ic.type == "file")
-    check(!ic.path.empty(), loc, c, "initial.path", "the path of a snapshot or checkpoint", "nothing");
-  if (ic.type == "random") {
-    check(ic.seed >= 0, loc, c, "initial.seed", "an integer >= 0", std::to_string(ic.seed));
-    check(std::isfinite(ic.k0) && ic.k0 > 0, loc, c, "initial.k0", "a positive wavenumber", num(ic.k0));
-    check(std::isfinite(ic.energy) && ic.energy > 0, loc, c, "initial.energy", "a positive energy",
-          num(ic.energy));
-  }
-  if (ic.type == "taylor-green") {
-    check(std::isfinite(ic.amplitude), loc, c, "initial.amplitude", "a finite number", num(ic.amplitude));
-    check(ic.mode >= 1 && ic.mode <= band, loc, c, "initial.mode",
-          fmt::format("an integer in [1, {}] (below min(nx, ny)/3)", band), std::to_string(ic.mode));
-  }
+  check_type(initial_types(), c.initial.type, c, loc);
 }
 
 void check_time(const Config& c, const Locator& loc) {

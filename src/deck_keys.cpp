@@ -8,11 +8,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
 #include "deck_reader.hpp"
+#include "deck_types.hpp"
 
 namespace cascade::deck {
 namespace {
@@ -235,17 +238,10 @@ std::vector<DeckKey> make_table() {
             {"beta-plane parameter, the term −beta v (Rossby waves, integrated exactly)", "1/(length·time)", "",
              "finite"});
 
-  // The checks of the forcing's keys depend on its type: src/config.cpp.
+  // The forcing's types, with the checks of their keys: src/deck_types.cpp.
   Rows<ForcingConfig>(t, "forcing", &Config::forcing)
-      .choice("type", &ForcingConfig::type, kForcingTypes,
-              {"the forcing F", "–", "",
-               "`none`; `kolmogorov` (the body force chi sin(k_f y) in x, i.e. the vorticity forcing −chi k_f "
-               "cos(k_f y); laminar state u = chi/(nu k_f² + mu) sin(k_f y)); `ring` (white in time in the shell "
-               "\\|k − k_f\\| < dk: every forced mode carries the same energy, random phases drawn each step from a "
-               "counter-based generator keyed by (seed, step, mode) — the same on CPU and GPU, continued exactly by "
-               "a restart; held fixed across the stages of a step and scaled by 1/sqrt(dt), so the mean injection "
-               "is epsilon whatever the step); `ring-steady` (the same shell with fixed random phases, steady in "
-               "time)"})
+      .choice("type", &ForcingConfig::type, type_names(forcing_types()),
+              {"the forcing F", "–", "", type_docs(forcing_types(), "; ")})
       .real("amplitude", &ForcingConfig::amplitude, {},
             {"kolmogorov: chi; ring-steady: the rms force ⟨\\|f\\|²⟩^½", "length/time²", "",
              "kolmogorov: finite; ring-steady: > 0"})
@@ -258,16 +254,10 @@ std::vector<DeckKey> make_table() {
       .real("dk", &ForcingConfig::dk, {}, {"ring, ring-steady: half-width of the shell", "1/length", "", "(0, k_f)"})
       .integer("seed", &ForcingConfig::seed, {}, {"ring, ring-steady: random phases", "–", "", "integer ≥ 0"});
 
-  // The checks of the initial condition's keys depend on its type: src/config.cpp.
+  // The initial condition's types, with the checks of their keys: src/deck_types.cpp.
   Rows<InitialConfig>(t, "initial", &Config::initial)
-      .choice("type", &InitialConfig::type, kInitialTypes,
-              {"the initial vorticity", "–", "",
-               "`random` (McWilliams 1984: \\|psi_hat\\|² ∝ [k² (1 + (k/k0)⁴/3)]⁻¹, so the shell spectrum E(k) ∝ "
-               "k/(1 + (k/k0)⁴/3) peaks at k0 and falls as k⁻³; exact amplitudes, random phases), `taylor-green` "
-               "(psi = A sin(m kx0 x) sin(m ky0 y)), `vortices` (the list below), `gaussian` (one Gaussian vortex: "
-               "peak `amplitude`, width `radius` at (`x0`, `y0`)), `lamb-dipole` (the Lamb–Chaplygin dipole of "
-               "radius `radius` at (`x0`, `y0`) moving along +x at `speed`), `file` (the vorticity of a snapshot or "
-               "checkpoint at `path`, resized spectrally when its grid differs), `zero`"})
+      .choice("type", &InitialConfig::type, type_names(initial_types()),
+              {"the initial vorticity", "–", "", type_docs(initial_types(), ", ")})
       .integer("seed", &InitialConfig::seed, {},
                {"random phases (the same field on every backend and precision)", "–", "", "integer ≥ 0"})
       .real("k0", &InitialConfig::k0, {}, {"peak wavenumber of the random field", "1/length", "", "> 0"})
@@ -394,7 +384,19 @@ std::string quoted_words(const std::vector<std::string>& words) {
 }  // namespace
 
 const std::vector<DeckKey>& deck_keys() {
-  static const std::vector<DeckKey> table = make_table();
+  static const std::vector<DeckKey> table = [] {
+    std::vector<DeckKey> t = make_table();
+    // A forcing or initial type reads keys of its own section.
+    const auto known = [&t](const std::string& section, const std::string& key) {
+      return std::any_of(t.begin(), t.end(), [&](const DeckKey& k) { return k.section == section && k.name == key; });
+    };
+    for (const auto& [section, types] : {std::pair{"forcing", &forcing_types()}, std::pair{"initial", &initial_types()}})
+      for (const DeckType& type : *types)
+        for (const auto& key : type.keys)
+          if (!known(section, key))
+            throw std::logic_error(fmt::format("{}.type {} reads {}, not a key of its section", section, type.name, key));
+    return t;
+  }();
   return table;
 }
 

@@ -38,11 +38,8 @@ struct PhysicsConfig {
   double beta = 0;
 };
 
-//! forcing.type's words.
-inline const std::vector<std::string> kForcingTypes = {"none", "kolmogorov", "ring", "ring-steady"};
-
 struct ForcingConfig {
-  std::string type = "none";  //!< none | kolmogorov | ring | ring-steady
+  std::string type = "none";  //!< one of src/deck_types.cpp's forcing types
   double amplitude = 1;       //!< kolmogorov: chi; ring-steady: rms force <|f|^2>^(1/2)
   int wavenumber = 4;         //!< kolmogorov: n_f, k_f = 2 pi n_f / ly
   double epsilon = 1;         //!< ring: mean energy injection rate
@@ -60,12 +57,8 @@ struct VortexConfig {
                                      //!< lamb-oseen: Gamma/(pi a^2) exp(-r^2/a^2)
 };
 
-//! initial.type's words.
-inline const std::vector<std::string> kInitialTypes = {"random", "taylor-green", "vortices", "gaussian",
-                                                       "lamb-dipole", "file", "zero"};
-
 struct InitialConfig {
-  std::string type = "random";  //!< random | taylor-green | vortices | gaussian | lamb-dipole | file | zero
+  std::string type = "random";  //!< one of src/deck_types.cpp's initial types
   int seed = 1;                 //!< random: phases
   double k0 = 6;                //!< random: peak wavenumber of E(k)
   double energy = 0.5;          //!< random: total energy E = 1/2 <|u|^2>
