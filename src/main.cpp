@@ -74,8 +74,11 @@ int run(int argc, char** argv) {
 
   auto* check = app.add_subcommand(
       "check", "validate a deck and print it resolved (defaults filled in), or verify a checkpoint (.h5)");
-  check->add_option("deck", deck, "YAML deck, or a checkpoint to verify (seal, checksum, deck)")->required();
+  auto* check_deck = check->add_option("deck", deck, "YAML deck, or a checkpoint to verify (seal, checksum, deck)");
   check->add_option("--set", sets, "override a deck key: section.key=value (repeatable)");
+  bool keys = false;
+  check->add_flag("--keys", keys, "print the key reference of every section (input/README.md's tables) and stop")
+      ->excludes(check_deck);
 
   std::vector<std::string> seal_files;
   auto* seal = app.add_subcommand("seal", "renew the seal of cascade files edited on purpose (e.g. with h5py)");
@@ -126,6 +129,14 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  if (check->parsed() && keys) {
+    std::fputs(cascade::deck_key_reference().c_str(), stdout);
+    return kExitOk;
+  }
+  if (check->parsed() && deck.empty()) {  // as CLI11 says it of a required argument
+    std::fputs("cascade: error: deck is required (see cascade --help)\n", stderr);
+    return kExitBadInput;
+  }
   if (run_cmd->parsed()) {
     if (run_opts.deck.empty() == run_opts.restart.empty())
       throw cascade::InputError("run: give a deck, or --restart CHECKPOINT (not both)");

@@ -6,13 +6,18 @@
         exists and, for FILE#anchor or #anchor, FILE (a Markdown file) has a heading whose
         GitHub anchor that is.
     check_docs.py keys SOURCE_DIR CASCADE
-        the deck keys in input/README.md's tables are those the deck reader accepts, section by
-        section (the reader's own list, from its unknown-key message), and the keys of the
-        resolved decks `cascade check` prints for input/decaying.yaml and
-        input/poisson_gaussian.yaml are among them.
+        input/README.md's key tables are, line for line, those `cascade check --keys` makes from
+        the deck's table of keys (src/deck_keys.cpp); the deck keys in them are those the deck
+        reader accepts, section by section (the reader's own list, from its unknown-key
+        message), and the keys of the resolved decks `cascade check` prints for
+        input/decaying.yaml and input/poisson_gaussian.yaml are among them.
+    check_docs.py write-keys SOURCE_DIR CASCADE
+        rewrites input/README.md's key tables from `cascade check --keys` (after a change to
+        src/deck_keys.cpp), leaving the prose around them as it is.
 
 Prints every disagreement and exits 1 if there is one.
 """
+import difflib
 import glob
 import os
 import re
@@ -106,15 +111,28 @@ def reader_keys(cascade):
     return keys, vortex
 
 
-def documented_keys(path):
-    """Section -> keys in the first column of input/README.md's tables under '## section'."""
-    keys, vortex, section = {}, set(), None
-    for _, line in prose_lines(path):
+def key_tables(lines):
+    """Section -> (index of its first table line, the lines of that table) under '## section'."""
+    tables, section = {}, None
+    for i, line in enumerate(lines):
         m = re.match(r"^##\s+`?(\w+)`?", line)
         if m:
             section = m.group(1)
             continue
         if section and line.startswith("|"):
+            start, rows = tables.setdefault(section, (i, []))
+            if start + len(rows) == i:  # the first table of the section only
+                rows.append(line.rstrip("\n"))
+    return tables
+
+
+def documented_keys(path):
+    """Section -> keys in the first column of input/README.md's tables under '## section'."""
+    keys, vortex = {}, set()
+    with open(path, encoding="utf-8") as f:
+        tables = key_tables(f.readlines())
+    for section, (_, rows) in tables.items():
+        for line in rows:
             cells = line.split("|")
             first = cells[1] if len(cells) > 2 else ""
             names = re.findall(r"`([^`]+)`", first)
@@ -128,9 +146,8 @@ def documented_keys(path):
 
 
 def resolved_keys(cascade, deck):
-    out = subprocess.run([cascade, "check", deck], capture_output=True, text=True, timeout=60, check=True).stdout
     keys, section = set(), None
-    for line in out.splitlines():
+    for line in cascade_says(cascade, "check", deck).splitlines():
         m = re.match(r"^(\w+):\s*$", line)
         if m:
             section = m.group(1)
@@ -141,10 +158,51 @@ def resolved_keys(cascade, deck):
     return keys
 
 
+def cascade_says(cascade, *args):
+    """What `cascade ARGS` prints, which must succeed."""
+    return subprocess.run([cascade] + list(args), capture_output=True, text=True, timeout=60, check=True).stdout
+
+
+def generated_tables(cascade):
+    return key_tables(cascade_says(cascade, "check", "--keys").splitlines(True))
+
+
+def check_key_tables(root, cascade):
+    readme = os.path.join(root, "input", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        committed = key_tables(f.readlines())
+    problems = []
+    for s, (_, rows) in generated_tables(cascade).items():
+        have = committed.get(s, (0, []))[1]
+        if have != rows:
+            problems.append("input/README.md: the table of '%s' is not what `cascade check --keys` makes from "
+                            "src/deck_keys.cpp (run: check_docs.py write-keys SOURCE_DIR CASCADE)" % s)
+            for line in difflib.unified_diff(have, rows, "input/README.md", "cascade check --keys", lineterm="", n=0):
+                problems.append("  " + line)
+    return problems
+
+
+def write_key_tables(root, cascade):
+    readme = os.path.join(root, "input", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        lines = f.readlines()
+    committed = key_tables(lines)
+    # From the last table up, so that the indices of those above stay right.
+    for s, (_, rows) in sorted(generated_tables(cascade).items(), key=lambda kv: -committed.get(kv[0], (-1,))[0]):
+        if s not in committed:
+            raise SystemExit("write-keys: input/README.md has no table under '## %s'" % s)
+        start, old = committed[s]
+        lines[start:start + len(old)] = [r + "\n" for r in rows]
+    with open(readme, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    print("write-keys: %s rewritten from `cascade check --keys`" % readme)
+    return []
+
+
 def check_keys(root, cascade):
     accepted, vortex = reader_keys(cascade)
     documented, doc_vortex = documented_keys(os.path.join(root, "input", "README.md"))
-    problems = []
+    problems = check_key_tables(root, cascade)
     for s in sorted(set(accepted) | set(documented)):
         if s not in documented:
             problems.append("input/README.md: no table for the section '%s' the reader accepts" % s)
@@ -173,6 +231,8 @@ def main(argv):
         problems = check_links(argv[2])
     elif len(argv) == 4 and argv[1] == "keys":
         problems = check_keys(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == "write-keys":
+        problems = write_key_tables(argv[2], argv[3])
     else:
         print(__doc__)
         return 2

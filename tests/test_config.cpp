@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
@@ -243,6 +244,132 @@ std::string load_error(const std::string& path) {
     return e.what();
   }
   return "";
+}
+
+// run.step_transforms and run.fft_callbacks: words from one list each, default auto, kept in the
+// resolved deck so that a restart makes the same choice.
+TEST(Config, StepPlanKeys) {
+  const Config d = parse_deck("grid: {nx: 32}\n", "d");
+  EXPECT_EQ(d.run.step_transforms, "auto");
+  EXPECT_EQ(d.run.fft_callbacks, "auto");
+  for (const auto& w : kStepTransforms)
+    EXPECT_EQ(parse_deck("grid: {nx: 32}\n", "d", {"run.step_transforms=" + w}).run.step_transforms, w);
+  for (const auto& w : kFftCallbacks)
+    EXPECT_EQ(parse_deck("grid: {nx: 32}\n", "d", {"run.fft_callbacks=" + w}).run.fft_callbacks, w);
+  const Config c = parse_deck("grid: {nx: 32}\nrun: {step_transforms: rows, fft_callbacks: store}\n", "d");
+  const std::string resolved = resolved_yaml(c);
+  EXPECT_NE(resolved.find("  fft_planning: auto\n  step_transforms: rows\n  fft_callbacks: store\n"), std::string::npos)
+      << resolved;
+  const Config b = parse_deck(resolved, "resolved");
+  EXPECT_EQ(b.run.step_transforms, "rows");
+  EXPECT_EQ(b.run.fft_callbacks, "store");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nrun: {fft_callbacks: some}\n"),
+            "deck.yaml:2: run.fft_callbacks: expected one of auto, off, store or all, found 'some'");
+}
+
+// A checkpoint keeps the resolved deck of the version that wrote it, and a restart reads it: the
+// resolved deck of input/decaying.yaml as written before run.step_transforms existed reads, and
+// resolves to the same text with the keys added since at their defaults.
+TEST(Config, EarlierResolvedDecksRead) {
+  const std::string earlier =
+      "grid:\n"
+      "  nx: 256\n"
+      "  ny: 256\n"
+      "  lx: 6.283185307179586\n"
+      "  ly: 6.283185307179586\n"
+      "  dealias: two-thirds\n"
+      "  nonlinear: basdevant\n"
+      "physics:\n"
+      "  nu: 0.0005\n"
+      "  nu_order: 1\n"
+      "  mu: 0\n"
+      "  alpha: 0\n"
+      "  alpha_order: 1\n"
+      "  beta: 0\n"
+      "forcing:\n"
+      "  type: none\n"
+      "  amplitude: 1\n"
+      "  wavenumber: 4\n"
+      "  epsilon: 1\n"
+      "  k_f: 10\n"
+      "  dk: 1\n"
+      "  seed: 1\n"
+      "initial:\n"
+      "  type: random\n"
+      "  seed: 1\n"
+      "  k0: 6\n"
+      "  energy: 0.5\n"
+      "  amplitude: 1\n"
+      "  mode: 1\n"
+      "  x0: 3.141592653589793\n"
+      "  y0: 3.141592653589793\n"
+      "  radius: 0.5\n"
+      "  speed: 1\n"
+      "  vortices:\n"
+      "    []\n"
+      "time:\n"
+      "  t_end: 20\n"
+      "  cfl: 0.5\n"
+      "  dt_max: 0.05\n"
+      "  dt_min: 1e-10\n"
+      "  dt_initial: 0\n"
+      "  growth: 1.1\n"
+      "  stepper: rk4\n"
+      "  max_steps: 0\n"
+      "run:\n"
+      "  backend: auto\n"
+      "  precision: double\n"
+      "  device: 0\n"
+      "  threads: 0\n"
+      "  fft_planning: auto\n"
+      "output:\n"
+      "  directory: \"output/decaying\"\n"
+      "  diagnostics_every: 0.1\n"
+      "  snapshot_every: 1\n"
+      "  spectra_every: 1\n"
+      "  checkpoint_every: 0\n"
+      "  checkpoint_wall_seconds: 3600\n"
+      "  keep_checkpoints: 2\n"
+      "  fields: [vorticity]\n"
+      "  print_every: 200\n"
+      "poisson:\n"
+      "  rhs: gaussian\n"
+      "  sigma: 0.1\n"
+      "  x0: 3.141592653589793\n"
+      "  y0: 3.141592653589793\n"
+      "  gauge: corner\n";
+  const Config c = parse_deck(earlier, "checkpoint (deck)");
+  std::string now = earlier;
+  const std::string planning = "  fft_planning: auto\n";
+  now.insert(now.find(planning) + planning.size(), "  step_transforms: auto\n  fft_callbacks: auto\n");
+  EXPECT_EQ(resolved_yaml(c), now);
+}
+
+// The key reference (input/README.md's tables, `cascade check --keys`) has a row for every key
+// the resolved deck holds, under its section.
+TEST(Config, KeyReferenceNamesEveryResolvedKey) {
+  const std::string reference = deck_key_reference();
+  const std::string resolved = resolved_yaml(parse_deck("grid: {nx: 32}\ninitial: {type: file, path: a.h5}\n", "d"));
+  std::istringstream lines(resolved);
+  std::string line, section;
+  int keys = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string name = line.substr(0, line.find(':'));
+    if (line[0] != ' ') {
+      section = name;
+      EXPECT_NE(reference.find("## " + section + "\n"), std::string::npos) << section;
+      continue;
+    }
+    if (line.rfind("    ", 0) == 0) continue;  // the items of a list
+    const std::size_t at = reference.find("## " + section + "\n");
+    const std::size_t end = reference.find("\n## ", at + 1);
+    const std::string table = reference.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    const std::string key = name.substr(name.find_first_not_of(' '));
+    EXPECT_NE(table.find("`" + key + "`"), std::string::npos) << section << "." << key;
+    ++keys;
+  }
+  EXPECT_EQ(keys, 60);
 }
 
 // Decks that are not small files: one line naming the cause, and no unbounded read.

@@ -1,7 +1,9 @@
 //! @file The deck: typed, validated sections read from YAML (parse -> derive -> validate).
 //!
-//! Defaults live in the member initialisers below and nowhere else. Every key is documented
-//! in input/README.md. A bad deck raises InputError with one line:
+//! Defaults live in the member initialisers below; a default derived from other keys (ny from
+//! nx), and each key's reading, checks, resolved form and documentation, in the deck's table of
+//! keys (src/deck_keys.cpp), which input/README.md's key reference is made from. A bad deck
+//! raises InputError with one line:
 //!   FILE:LINE: section.key: expected WHAT, found WHAT
 #pragma once
 
@@ -37,7 +39,7 @@ struct PhysicsConfig {
 };
 
 struct ForcingConfig {
-  std::string type = "none";  //!< none | kolmogorov | ring | ring-steady
+  std::string type = "none";  //!< one of src/deck_types.cpp's forcing types
   double amplitude = 1;       //!< kolmogorov: chi; ring-steady: rms force <|f|^2>^(1/2)
   int wavenumber = 4;         //!< kolmogorov: n_f, k_f = 2 pi n_f / ly
   double epsilon = 1;         //!< ring: mean energy injection rate
@@ -56,7 +58,7 @@ struct VortexConfig {
 };
 
 struct InitialConfig {
-  std::string type = "random";  //!< random | taylor-green | vortices | gaussian | lamb-dipole | file | zero
+  std::string type = "random";  //!< one of src/deck_types.cpp's initial types
   int seed = 1;                 //!< random: phases
   double k0 = 6;                //!< random: peak wavenumber of E(k)
   double energy = 0.5;          //!< random: total energy E = 1/2 <|u|^2>
@@ -80,14 +82,21 @@ struct TimeConfig {
   long max_steps = 0;      //!< stop after this many steps; 0 = no limit
 };
 
+//! run.step_transforms: how the step's transforms are evaluated (docs/gpu-step.md); auto picks
+//! from the measured tuning table. The deck's table (src/deck_keys.cpp) reads its words here.
+inline const std::vector<std::string> kStepTransforms = {"auto",         "plain", "plain-pairs", "pruned",
+                                                         "pruned-pairs", "rows",  "complex-pairs"};
+//! run.fft_callbacks: which cuFFT callbacks the step's transforms use; auto picks as above.
+inline const std::vector<std::string> kFftCallbacks = {"auto", "off", "store", "all"};
+
 struct RunConfig {
   std::string backend = "auto";  //!< auto | cuda | cpu
   Precision precision = Precision::Double;
   int device = 0;   //!< CUDA device index
   int threads = 0;  //!< CPU threads; 0 = one per 16384 points, up to OpenMP's maximum
   FftPlanning fft_planning = FftPlanning::Auto;  //!< CPU FFTW plans: auto | estimate | measure
-  std::string step_transforms = "auto";  //!< the step plan (include/cascade/step_plan.hpp): auto | plain | ...
-  std::string fft_callbacks = "auto";    //!< auto | off | store | all
+  std::string step_transforms = "auto";  //!< one of kStepTransforms; recorded so a restart chooses alike
+  std::string fft_callbacks = "auto";    //!< one of kFftCallbacks
 };
 
 struct OutputConfig {
@@ -127,6 +136,10 @@ struct Config {
 
   Grid make_grid() const { return Grid(grid.nx, grid.ny, grid.lx, grid.ly, grid.dealias); }
 };
+
+//! The key reference of input/README.md (`cascade check --keys`): one Markdown table a section,
+//! made from the deck's table of keys (src/deck_keys.cpp).
+std::string deck_key_reference();
 
 //! Read, derive and validate a deck file; overrides are "section.key=value" (YAML value).
 Config load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
