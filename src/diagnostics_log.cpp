@@ -137,8 +137,12 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
   while (std::getline(in, line)) {
     const auto f = split(line, ',');
     DiagnosticsRow r;
-    bool ok = f.size() == header.size();
-    for (std::size_t c = 0; ok && c < schema.size(); ++c) {
+    if (f.size() != header.size())
+      throw InputError(fmt::format("{}: malformed row '{}' ({} cells, the header names {})", csv_path_, line,
+                                   f.size(), header.size()));
+    bool ok = true;
+    std::size_t c = 0;
+    for (; ok && c < schema.size(); ++c) {
       const std::string& cell = f[at[c]];
       double x = 0;
       switch (schema[c].type) {
@@ -156,7 +160,8 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
           break;
       }
     }
-    if (!ok) throw InputError(csv_path_ + ": malformed row '" + line + "'");
+    if (!ok)
+      throw InputError(fmt::format("{}: malformed row '{}' (column {})", csv_path_, line, schema[c - 1].name));
     if (r.d.t > t_keep) break;
     r.text = line;
     pending_.push_back(r);

@@ -1,6 +1,7 @@
-//! @file `cascade run`: the main loop, which reads like the algorithm: step to the next output
-//! time, write what is due there, print progress, until t_end; checkpoints on a schedule, on
-//! a signal and at the end; restart from a checkpoint continues the same output directory.
+//! @file `cascade run`: the command. It reads and checks every input (deck or checkpoint, the
+//! run directory, its lock and run id, what a restart keeps), then makes the backend, the
+//! solver and the run directory, hands the loop to a Simulation with its handlers
+//! (simulation.hpp) and reports how it ended (exit 0, 3 on a signal, 128 + N before the start).
 #include "cascade/run.hpp"
 
 #include <fmt/format.h>
@@ -107,6 +108,117 @@ int agreed_signal(const StopSignals& signals) {
   return caught[0];
 }
 
+//! The backend of the run, announced (grid, backend, precision) and, on a GPU, refused with
+//! one line when the fields would not fit in its free memory.
+template <class Real>
+std::unique_ptr<Backend<Real>> run_backend(const Config& c, const Grid& grid, BackendKind kind, const std::string& why,
+                                           Console& console) {
+  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning);
+  console.info(fmt::format("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}", grid.nx,
+                           grid.ny, grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
+                           c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper));
+  console.info(fmt::format("backend: {} [{}], precision {}", backend->description(), why, to_string(c.run.precision)));
+
+  // The memory the run needs, said before allocating it, and refused when the GPU lacks it.
+  // Over MPI a rank holds its slab's share of the fields.
+  const std::size_t need = std::size_t(double(Solver<Real>::required_bytes(c)) *
+                                       double(backend->slab().rows) / double(grid.ny));
+  std::size_t used = 0, total = 0;
+  backend->device_memory(used, total);
+  const double gib = 1073741824.0;
+  if (kind == BackendKind::Cuda) {
+    console.info(fmt::format("memory: the fields need {}{} ({:.0f} bytes a grid point), the FFT work area "
+                             "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
+                             human_bytes(double(need)), parallel::size() > 1 ? " on each GPU" : "",
+                             double(need) / double(backend->slab().real_count(grid)), backend->fft_work_bytes() / gib,
+                             (total - used) / gib, total / gib));
+    // Room for the reductions' scratch and the CUDA context's own growth.
+    const std::size_t margin = std::size_t(256) << 20;
+    if (need + margin > total - used)
+      throw InputError(fmt::format("grid {} x {}: the run needs {:.2f} GiB on the GPU but only {:.2f} GiB are free; "
+                                   "use a smaller grid, run.precision: single, or time.stepper: rk3 (two registers)",
+                                   grid.nx, grid.ny, (need + margin) / gib, (total - used) / gib));
+  }
+  return backend;
+}
+
+//! The solver's first state: the checkpoint's (resized spectrally when the grid differs), or
+//! the deck's initial condition (initial.type file: the field read before anything was written).
+template <class Real>
+void start_state(Solver<Real>& solver, const Grid& grid, const CheckpointFile* from,
+                 const std::optional<InitialField>& initial, Console& console) {
+  if (!from) {
+    solver.initialise(initial ? &*initial : nullptr);
+    return;
+  }
+  solver.initialise();  // forcing and the like; the state is replaced next
+  if (from->nx == grid.nx && from->ny == grid.ny) {
+    std::vector<Complex<Real>> hat(grid.spectral_size());
+    for (std::size_t k = 0; k < hat.size(); ++k) hat[k] = {Real(from->omega_hat[2 * k]), Real(from->omega_hat[2 * k + 1])};
+    solver.set_vorticity_hat(hat);
+  } else {
+    console.info(fmt::format("resizing the state spectrally: {} x {} -> {} x {}", from->nx, from->ny, grid.nx, grid.ny));
+    solver.set_vorticity_hat_resized(from->omega_hat, from->nx, from->ny);
+  }
+  solver.set_time(from->meta.time, from->meta.step, from->meta.dt);
+  solver.set_budget(from->meta.budget);
+  console.info(fmt::format("restart from t = {}, step {}", from->meta.time, from->meta.step));
+}
+
+//! Rank 0, once everything a run needs has been read and checked: the directory made, locked
+//! and cleared (--overwrite), its id, log, resolved deck and output files begun.
+void start_run_directory(const Config& c, const RunOptions& o, bool restart, std::optional<RunLock>& lock,
+                         Console& console, DiagnosticsLog& diagnostics, SpectraLog& spectra, SnapshotSeries& snapshots) {
+  const std::string& dir = c.output.directory;
+  make_directories(dir);
+  if (!lock) {
+    // A new directory, locked as soon as it exists; a run that made it in the meantime wins.
+    lock.emplace(dir);
+    if (holds_run(dir) && !o.overwrite)
+      throw InputError("output.directory: '" + dir + "' already holds a run's output (another run started there "
+                       "meanwhile); choose another directory");
+  }
+  if (!restart && o.overwrite) clear_run(dir);
+  remove_stale_temporaries(dir);
+  write_run_id(dir, c.run_id);
+  console.open_log(dir + "/log.txt");
+  write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
+  make_directories(dir + "/checkpoints");
+  diagnostics.start();
+  spectra.start();
+  snapshots.start();
+}
+
+//! The closing lines of a finished run: steps, time, memory, the files and how to plot them.
+template <class Real>
+void summary(const Config& c, Backend<Real>& backend, const Simulation<Real>& simulation, double t, long snapshots,
+             const std::string& last_checkpoint, Console& console) {
+  const double seconds = simulation.wall();
+  const long steps = simulation.steps_taken();
+  std::size_t used = 0, total = 0;
+  backend.device_memory(used, total);
+  struct rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  console.always(fmt::format("done: {} steps to t = {:.6g} in {} ({:.2f} s, {:.1f} steps/s)", steps, t, hms(seconds),
+                             seconds, seconds > 0 ? steps / seconds : 0.0));
+  console.always(fmt::format("memory: {}peak host {:.1f} MiB",
+                             total ? fmt::format("GPU in use {:.2f} of {:.1f} GiB, ", used / 1073741824.0,
+                                                 total / 1073741824.0)
+                                   : std::string(),
+                             ru.ru_maxrss / 1024.0));
+  const std::string& dir = c.output.directory;
+  console.always(fmt::format("wrote {}/: deck.yaml, log.txt, diagnostics.csv/.h5{}{}, checkpoints/{}", dir,
+                             c.output.spectra_every > 0 ? ", spectra.h5" : "",
+                             c.output.snapshot_every > 0 && parallel::root()
+                                 ? fmt::format(", snapshots/ ({} in snapshots.xmf)", snapshots)
+                                 : "",
+                             base_name(last_checkpoint)));
+  const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
+  console.always(fmt::format("plot: {0} postprocess/plot_snapshot.py {1}; {0} postprocess/plot_spectra.py {1}; "
+                             "{0} postprocess/plot_timeseries.py {1}",
+                             py, dir));
+}
+
 template <class Real>
 int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string& why, const CheckpointFile* from,
              const std::optional<InitialField>& initial, Console& console, std::optional<RunLock>& lock, StopSignals& signals) {
@@ -118,53 +230,10 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   if (!root) console.mute();
   const Grid grid = c.make_grid();
   console.info(fmt::format("cascade run: {}", restart ? o.restart : c.source));
-  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning);
+  auto backend = run_backend<Real>(c, grid, kind, why, console);
   const std::string where = backend->description();
-  console.info(fmt::format("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}", grid.nx,
-                           grid.ny, grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
-                           c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper));
-  console.info(fmt::format("backend: {} [{}], precision {}", where, why, to_string(c.run.precision)));
-
-  // The memory the run needs, said before allocating it, and refused when the GPU lacks it.
-  {
-    // Over MPI a rank holds its slab's share of the fields.
-    const std::size_t need = std::size_t(double(Solver<Real>::required_bytes(c)) *
-                                         double(backend->slab().rows) / double(grid.ny));
-    std::size_t used = 0, total = 0;
-    backend->device_memory(used, total);
-    const double gib = 1073741824.0;
-    if (kind == BackendKind::Cuda) {
-      console.info(fmt::format("memory: the fields need {}{} ({:.0f} bytes a grid point), the FFT work area "
-                               "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
-                               human_bytes(double(need)), parallel::size() > 1 ? " on each GPU" : "",
-                               double(need) / double(backend->slab().real_count(grid)), backend->fft_work_bytes() / gib,
-                               (total - used) / gib, total / gib));
-      // Room for the reductions' scratch and the CUDA context's own growth.
-      const std::size_t margin = std::size_t(256) << 20;
-      if (need + margin > total - used)
-        throw InputError(fmt::format("grid {} x {}: the run needs {:.2f} GiB on the GPU but only {:.2f} GiB are free; "
-                                     "use a smaller grid, run.precision: single, or time.stepper: rk3 (two registers)",
-                                     grid.nx, grid.ny, (need + margin) / gib, (total - used) / gib));
-    }
-  }
   Solver<Real> solver(*backend, c);
-  if (restart) {
-    solver.initialise();  // forcing and the like; the state is replaced next
-    if (from->nx == grid.nx && from->ny == grid.ny) {
-      std::vector<Complex<Real>> hat(grid.spectral_size());
-      for (std::size_t k = 0; k < hat.size(); ++k)
-        hat[k] = {Real(from->omega_hat[2 * k]), Real(from->omega_hat[2 * k + 1])};
-      solver.set_vorticity_hat(hat);
-    } else {
-      console.info(fmt::format("resizing the state spectrally: {} x {} -> {} x {}", from->nx, from->ny, grid.nx, grid.ny));
-      solver.set_vorticity_hat_resized(from->omega_hat, from->nx, from->ny);
-    }
-    solver.set_time(from->meta.time, from->meta.step, from->meta.dt);
-    solver.set_budget(from->meta.budget);
-    console.info(fmt::format("restart from t = {}, step {}", from->meta.time, from->meta.step));
-  } else {
-    solver.initialise(initial ? &*initial : nullptr);
-  }
+  start_state(solver, grid, from, initial, console);
   if (kind != BackendKind::Cuda)  // the GPU's line came before allocating
     console.info(fmt::format("memory: the fields take {}{}", human_bytes(double(solver.memory_bytes())),
                              parallel::size() > 1 ? " on each rank" : ""));
@@ -187,25 +256,7 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     snapshots.emplace(dir, grid, restart ? from->meta.snapshot_index : 0);
   }
   if (const int sig = agreed_signal(signals)) return stopped_before_start(sig, console);
-  if (root) {
-    make_directories(dir);
-    if (!lock) {
-      // A new directory, locked as soon as it exists; a run that made it in the meantime wins.
-      lock.emplace(dir);
-      if (holds_run(dir) && !o.overwrite)
-        throw InputError("output.directory: '" + dir + "' already holds a run's output (another run started there "
-                         "meanwhile); choose another directory");
-    }
-    if (!restart && o.overwrite) clear_run(dir);
-    remove_stale_temporaries(dir);
-    write_run_id(dir, c.run_id);
-    console.open_log(dir + "/log.txt");
-    write_text_atomically(dir + "/deck.yaml", "# resolved deck, as run by cascade\n" + resolved_yaml(c));
-    make_directories(dir + "/checkpoints");
-    diagnostics->start();
-    spectra->start();
-    snapshots->start();
-  }
+  if (root) start_run_directory(c, o, restart, lock, console, *diagnostics, *spectra, *snapshots);
   BackgroundWriter writer;
 
   // ---- the loop: handlers write the outputs on their schedules (simulation.hpp)
@@ -232,36 +283,14 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
     throw RunError(std::string(e.what()) + "; last good checkpoint: " + good);
   }
   writer.drain();
-  const double seconds = simulation.wall();
-  const long steps = simulation.steps_taken();
   if (stopped.kind == StopReason::Signal) {
     console.always(fmt::format("stopped by signal {} at t = {:.9g}, step {}; checkpoint written: {}", stopped.signal,
                                solver.time(), solver.steps(), last_good->get()));
     console.always(fmt::format("resume with: cascade run --restart {}", last_good->get()));
     return kExitStopped;
   }
-  // ---- the summary
-  std::size_t used = 0, total = 0;
-  backend->device_memory(used, total);
-  struct rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  console.always(fmt::format("done: {} steps to t = {:.6g} in {} ({:.2f} s, {:.1f} steps/s)", steps, solver.time(),
-                             hms(seconds), seconds, seconds > 0 ? steps / seconds : 0.0));
-  console.always(fmt::format("memory: {}peak host {:.1f} MiB",
-                             total ? fmt::format("GPU in use {:.2f} of {:.1f} GiB, ", used / 1073741824.0,
-                                                 total / 1073741824.0)
-                                   : std::string(),
-                             ru.ru_maxrss / 1024.0));
-  console.always(fmt::format("wrote {}/: deck.yaml, log.txt, diagnostics.csv/.h5{}{}, checkpoints/{}", dir,
-                             c.output.spectra_every > 0 ? ", spectra.h5" : "",
-                             c.output.snapshot_every > 0 && root
-                                 ? fmt::format(", snapshots/ ({} in snapshots.xmf)", snapshots->next_index())
-                                 : "",
-                             base_name(last_good->get())));
-  const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
-  console.always(fmt::format("plot: {0} postprocess/plot_snapshot.py {1}; {0} postprocess/plot_spectra.py {1}; "
-                             "{0} postprocess/plot_timeseries.py {1}",
-                             py, dir));
+  summary(c, *backend, simulation, solver.time(), snapshots ? snapshots->next_index() : 0, last_good->get(),
+          console);
   return 0;
 }
 

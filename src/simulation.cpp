@@ -29,6 +29,12 @@ Progress::Progress(Console& console, double t_start, double t_end, long print_ev
       live_clock_(SimClock::now()),
       print_t_(t_start) {}
 
+void Progress::start(long step, double t) {
+  t_start_ = print_t_ = t;
+  print_step_ = step;
+  print_clock_ = live_clock_ = SimClock::now();
+}
+
 bool Progress::wants_live() const {
   // On a terminal the line is refreshed about four times a second.
   return console_.terminal() && console_.level() != Console::Level::Quiet &&
@@ -114,6 +120,7 @@ StopReason Simulation<Real>::run(bool fresh) {
     for (auto& h : handlers_) h->initial(m);
   }
   for (auto& h : handlers_) h->schedule.start(solver_.time());
+  progress_.start(solver_.steps(), solver_.time());
   while (!stop()) {
     Moment<Real> m = step();
     const double t = solver_.time();

@@ -87,6 +87,8 @@ class Handler {
 class Progress {
  public:
   Progress(Console& console, double t_start, double t_end, long print_every, long step);
+  //! The rates count from here (after the outputs at the start).
+  void start(long step, double t);
   //! Time for a line in place on a terminal (rank 0's view; the loop agrees it over MPI).
   bool wants_live() const;
   //! Time for a periodic line (the same on every rank).
