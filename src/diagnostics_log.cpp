@@ -124,6 +124,9 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
   std::ifstream in(csv_path_);
   std::string line;
   std::getline(in, line);
+  // Rows under this version's header are kept as written; under another order of the same
+  // columns (other columns are dropped) they are written anew in this one's.
+  const bool ours = line == diagnostics_csv_header();
   const std::vector<std::string> header = split(line, ',');
   std::vector<std::size_t> at(schema.size());
   for (std::size_t c = 0; c < schema.size(); ++c) {
@@ -163,7 +166,7 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
     if (!ok)
       throw InputError(fmt::format("{}: malformed row '{}' (column {})", csv_path_, line, schema[c - 1].name));
     if (r.d.t > t_keep) break;
-    r.text = line;
+    r.text = ours ? line : diagnostics_csv_line(r.d, r.wall);
     pending_.push_back(r);
   }
 }
