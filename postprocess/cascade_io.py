@@ -3,7 +3,8 @@
 Needs numpy and h5py (Debian: python3-numpy python3-h5py). Layout (docs/output-format.md):
 
     RUN/deck.yaml                  the resolved deck
-    RUN/diagnostics.csv, .h5       time series (step, t, dt, E, Z, P, max_u, cfl_limit, ...)
+    RUN/diagnostics.csv, .h5       time series, one column a diagnostic: the CSV header names
+                                   them, the HDF5 datasets give units and descriptions
     RUN/spectra.h5                 shell spectra E(k), Z(k) over time
     RUN/snapshots/snap_NNNNNN.h5   physical fields (ny, nx) with attributes time, step, dt
     RUN/snapshots.xmf              XDMF index of the snapshots (ParaView, VisIt)
@@ -19,12 +20,10 @@ Example:
 import csv
 import glob
 import os
+import re
 
 import h5py
 import numpy as np
-
-CFL_LIMITS = ["none", "cfl", "dt_max", "growth", "output"]
-
 
 def _attrs(obj):
     out = {}
@@ -67,23 +66,64 @@ def read_snapshot(path):
     return out
 
 
+def _limit_names(description):
+    """The names of cfl_limit's codes, from its dataset's description in diagnostics.h5
+    ('what bound dt: 0 none, 1 cfl, ...'); {} when it does not list them."""
+    listed = description.split(":", 1)[1] if ":" in description else ""
+    return {int(code): name for code, name in re.findall(r"(\d+) (\w+)", listed)}
+
+
+def read_diagnostics_schema(run_dir):
+    """The diagnostics' columns as the run's files state them: a list of dicts name, units,
+    description, dtype; in the order of diagnostics.csv's header (when there is one), with
+    units, description and dtype from diagnostics.h5's datasets (when there is one). The
+    files carry the schema (docs/output-format.md, Diagnostics); this reader repeats none."""
+    csv_path = os.path.join(run_dir, "diagnostics.csv")
+    h5_path = os.path.join(run_dir, "diagnostics.h5")
+    names = None
+    if os.path.isfile(csv_path):
+        with open(csv_path, newline="") as f:
+            names = next(csv.reader(f), [])
+    found = {}
+    if os.path.isfile(h5_path):
+        with h5py.File(h5_path, "r") as f:
+            for name in f.keys():
+                if isinstance(f[name], h5py.Dataset):
+                    a = _attrs(f[name])
+                    found[name] = {"name": name, "units": a.get("units", ""),
+                                   "description": a.get("description", ""), "dtype": f[name].dtype}
+            if names is None:
+                names = list(found)
+    return [found.get(n, {"name": n, "units": "", "description": "", "dtype": None}) for n in names or []]
+
+
+def _csv_column(values, dtype):
+    """A CSV column as numpy: the dtype diagnostics.h5 gives it, where that fits the text;
+    else float64 (integers where every value is one), or the strings as they are."""
+    try:
+        numbers = np.array(values, dtype=np.float64)
+    except ValueError:
+        return np.array(values)  # names (cfl_limit)
+    if dtype is not None and np.issubdtype(dtype, np.integer) or \
+            dtype is None and values and all(re.fullmatch(r"-?\d+", v) for v in values):
+        return np.array(values, dtype=np.int64)
+    return numbers
+
+
 def read_diagnostics(run_dir, source="h5"):
-    """The diagnostics time series as a dict of numpy arrays (cfl_limit as strings).
-    source: 'h5' (diagnostics.h5, written at checkpoints and at the end) or 'csv'
-    (diagnostics.csv, flushed row by row)."""
+    """The diagnostics time series as a dict of numpy arrays, one a column (cfl_limit as
+    strings). source: 'h5' (diagnostics.h5, written at checkpoints and at the end) or 'csv'
+    (diagnostics.csv, flushed row by row). The columns are those the file names."""
     if source == "csv":
+        schema = {c["name"]: c["dtype"] for c in read_diagnostics_schema(run_dir)}
         with open(os.path.join(run_dir, "diagnostics.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
-        out = {}
-        for key in rows[0].keys() if rows else []:
-            values = [r[key] for r in rows]
-            out[key] = np.array(values) if key == "cfl_limit" else np.array(values, dtype=np.float64)
-        if "step" in out:
-            out["step"] = out["step"].astype(np.int64)
-        return out
+        return {key: _csv_column([r[key] for r in rows], schema.get(key)) for key in (rows[0].keys() if rows else [])}
     with h5py.File(os.path.join(run_dir, "diagnostics.h5"), "r") as f:
         out = {name: f[name][...] for name in f.keys()}
-    out["cfl_limit"] = np.array([CFL_LIMITS[c] if 0 <= c < len(CFL_LIMITS) else "?" for c in out["cfl_limit"]])
+        limits = _limit_names(_attrs(f["cfl_limit"]).get("description", "")) if "cfl_limit" in f else {}
+    if "cfl_limit" in out:
+        out["cfl_limit"] = np.array([limits.get(int(c), "?") for c in out["cfl_limit"]])
     return out
 
 

@@ -8,8 +8,6 @@
 #include <cmath>
 
 #include "cascade/error.hpp"
-#include "cascade/io.hpp"
-#include "cascade/output.hpp"
 
 namespace cascade {
 
@@ -58,7 +56,7 @@ std::size_t Solver<Real>::memory_bytes() const {
 // ---------------------------------------------------------------- state
 
 template <class Real>
-void Solver<Real>::initialise() {
+void Solver<Real>::initialise(const InitialField* file) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   const InitialConfig& ic = config_.initial;
   const Grid& g = b_.grid();
@@ -84,7 +82,8 @@ void Solver<Real>::initialise() {
   } else if (ic.type == "lamb-dipole") {
     lamb_dipole();
   } else if (ic.type == "file") {
-    load_file(ic.path);
+    if (!file) throw RunError("initial.type file: the field of '" + ic.path + "' was not read before initialise");
+    load_file(*file);
   } else if (ic.type == "zero") {
     b_.scale(S_, S_, Real(0));
   } else {
@@ -158,44 +157,12 @@ void Solver<Real>::lamb_dipole() {
   set_vorticity(w);
 }
 
-InitialField read_initial_field(const std::string& path) {
-  InitialField f;
-  bool checkpoint = false;
-  {
-    H5Reader probe(path);
-    checkpoint = probe.has("/state/omega_hat");
-    if (!checkpoint && !probe.has("/vorticity"))
-      throw InputError(path + ": initial.path: expected a snapshot (/vorticity) or a checkpoint (/state/omega_hat)");
-  }
-  if (checkpoint) {
-    CheckpointFile c = read_checkpoint(path, {});
-    f.spectral = true;
-    f.nx = c.nx;
-    f.ny = c.ny;
-    f.values = std::move(c.omega_hat);
-  } else {
-    H5Reader r(path);
-    const auto shape = r.shape("/vorticity");
-    if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2 ||
-        shape[0] > (1u << 20) || shape[1] > (1u << 20))
-      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field, 4 to 2^20 a side");
-    f.ny = int(shape[0]);
-    f.nx = int(shape[1]);
-    f.values = r.read_double("/vorticity");
-  }
-  for (std::size_t k = 0; k < f.values.size(); ++k)
-    if (!std::isfinite(f.values[k]))
-      throw InputError(fmt::format("{}: initial.path: the vorticity is not finite ({} at {} {})", path, f.values[k],
-                                   f.spectral ? "spectral value" : "point", f.spectral ? k / 2 : k));
-  return f;
-}
-
 //! initial.type file: the vorticity of a snapshot (/vorticity) or a checkpoint
-//! (/state/omega_hat), resized spectrally when its grid differs.
+//! (/state/omega_hat), read by the caller (read_initial_field), resized spectrally when its
+//! grid differs.
 template <class Real>
-void Solver<Real>::load_file(const std::string& path) {
+void Solver<Real>::load_file(const InitialField& f) {
   const Grid& g = b_.grid();
-  const InitialField f = read_initial_field(path);
   if (f.spectral) {
     set_vorticity_hat_resized(f.values, f.nx, f.ny);
     return;

@@ -2,7 +2,9 @@
 # Outputs read back with cascade_io.py match what the solver held: a snapshot's vorticity is
 # the checkpoint's state at the same time, transformed back by numpy; the streamfunction and
 # velocity follow from it spectrally; diagnostics.h5 equals diagnostics.csv; the spectra sum to
-# E and Z (Parseval); snapshots.xmf is valid XML naming every snapshot.
+# E and Z (Parseval); snapshots.xmf is valid XML naming every snapshot; the diagnostics columns
+# the files carry (CSV header; HDF5 units and descriptions) are the table of
+# docs/output-format.md, in its order.
 #   roundtrip_outputs.sh CASCADE PYTHON SOURCE_DIR
 set -u
 bin=$1 py=$2 src=$3
@@ -12,8 +14,8 @@ trap 'rm -rf "$work"' EXIT
   --set grid.ly=1.5pi --set time.t_end=0.5 --set output.diagnostics_every=0.25 --set output.snapshot_every=0.25 --set output.spectra_every=0.25 \
   --set output.checkpoint_every=0.25 --set output.keep_checkpoints=5 \
   --set "output.fields=[vorticity, streamfunction, velocity]" >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
-PYTHONPATH="$src/postprocess" "$py" - "$work/run" <<'PY'
-import os, sys, xml.etree.ElementTree as ET
+PYTHONPATH="$src/postprocess" "$py" - "$work/run" "$src" <<'PY'
+import os, re, sys, xml.etree.ElementTree as ET
 import numpy as np
 import cascade_io as io
 run = sys.argv[1]
@@ -48,5 +50,13 @@ for p in snaps:
     assert "snapshots/" + os.path.basename(p) in named, p
 times = [float(t.get("Value")) for t in root.iter("Time")]
 assert times == [0.0, 0.25, 0.5], times
+doc = open(os.path.join(sys.argv[2], "docs", "output-format.md"), encoding="utf-8").read()
+section = doc.split("## Diagnostics", 1)[1].split("\n## ", 1)[0]
+table = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+         for line in section.splitlines() if line.startswith("| `")]
+documented = [(r[0].strip("`"), r[1], r[2]) for r in table]
+written = [(c["name"], c["units"], c["description"]) for c in io.read_diagnostics_schema(run)]
+assert documented == written, ("docs/output-format.md's diagnostics table != the files'", documented, written)
+assert list(dc) == [c[0] for c in documented], list(dc)
 print("round trip ok: %d snapshots, %d diagnostics rows, %d spectra" % (len(snaps), len(d["t"]), len(sp["t"])))
 PY

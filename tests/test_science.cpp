@@ -286,7 +286,8 @@ TEST(InitialConditions, FileFromASnapshotOfAnotherResolution) {
   const Config dst = deck("grid: {nx: 96}\n", {"initial.type=file", "initial.path=" + path});
   auto bd = make_backend<double>(BackendKind::Cpu, dst.make_grid());
   Solver<double> d(*bd, dst);
-  d.initialise();
+  const InitialField field = read_initial_field(path);
+  d.initialise(&field);
   EXPECT_NEAR(d.diagnose().energy / s.diagnose().energy, 1.0, 1e-13);
   EXPECT_NEAR(d.diagnose().palinstrophy / s.diagnose().palinstrophy, 1.0, 1e-13);
   std::remove(path.c_str());

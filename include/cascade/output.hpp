@@ -1,6 +1,9 @@
-//! @file The output directory of a run (docs/output-format.md): snapshots and their XDMF index,
-//! diagnostics (CSV + HDF5), spectra, checkpoints, and the background writer that keeps file
-//! writes off the time-stepping thread.
+//! @file The output layer: the files of a run directory (docs/output-format.md) and the
+//! background writer that keeps file writes off the time-stepping thread. Sources:
+//! src/run_directory.cpp (lock, run id, clearing, temporaries, the writer),
+//! src/diagnostics_log.cpp (the diagnostics schema, CSV + HDF5), src/spectra_log.cpp,
+//! src/snapshots.cpp (with the XDMF index), src/checkpoint.cpp (write, read, verify; the
+//! initial field of initial.type file). It includes nothing of the run or app layer above it.
 #pragma once
 
 #include <condition_variable>
@@ -86,6 +89,24 @@ struct DiagnosticsRow {
   std::string text;  //!< the CSV line, without newline
 };
 
+//! One column of the diagnostics. The table diagnostics_schema() is the one statement of the
+//! schema (docs/output-format.md, Diagnostics): it gives diagnostics.csv its header and rows, in
+//! its order; diagnostics.h5 its datasets, of the same names, with these units and
+//! descriptions; and a restart's re-reading of the CSV, by the header's names.
+struct DiagnosticsColumn {
+  enum class Type {
+    Step,   //!< the step number: an integer in both files
+    Limit,  //!< what bound dt: its name in the CSV, its code in HDF5 (see its description)
+    Real,   //!< a double, through `value`
+  };
+  std::string name, unit, description;
+  Type type;
+  std::string csv_format;                 //!< how the CSV writes a Real ("{}": shortest exact)
+  double& (*value)(DiagnosticsRow& row);  //!< a Real's place in a row (null for the others)
+};
+const std::vector<DiagnosticsColumn>& diagnostics_schema();
+//! "step,t,dt,...": the names of diagnostics_schema(), in order.
+std::string diagnostics_csv_header();
 std::string diagnostics_csv_line(const Diagnostics& d, double wall);
 
 //! diagnostics.csv (appended and flushed row by row) and diagnostics.h5 (rewritten whole by
@@ -211,5 +232,9 @@ struct CheckpointFile {
 };
 
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides);
+
+//! The field of initial.type file, read and checked (even sizes, finite values): a snapshot's
+//! /vorticity or a checkpoint's verified state. The run gives it to Solver::initialise.
+InitialField read_initial_field(const std::string& path);
 
 }  // namespace cascade

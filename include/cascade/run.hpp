@@ -2,15 +2,14 @@
 //! and the output directory of docs/output-format.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cascade/config.hpp"
+#include "cascade/solver.hpp"
 
 namespace cascade {
-
-//! The columns of diagnostics.csv (docs/output-format.md, Diagnostics), in order.
-extern const char* const kDiagnosticsColumns;
 
 struct RunOptions {
   std::string deck;                    //!< the deck (a new run)
@@ -34,7 +33,8 @@ int run_command(const RunOptions& options);
 
 //! What `cascade check` adds to the deck's own checks: everything else a run derives from the
 //! deck without running (the output path's length, the initial-condition file and its values).
-//! InputError on the first problem; nothing is created.
-void check_run_inputs(const Config& config);
+//! InputError on the first problem; nothing is created. Returns the initial-condition file's
+//! field (initial.type file), for the run to start from.
+std::optional<InitialField> check_run_inputs(const Config& config);
 
 }  // namespace cascade

@@ -60,14 +60,14 @@ struct StepReport {
 };
 
 //! The run failed numerically (non-finite velocity, or a step below dt_min).
-//! The vorticity of initial.type file, read and checked (even sizes, finite values): a
-//! snapshot's /vorticity (physical, ny x nx) or a checkpoint's spectral state (interleaved re, im).
+//! The vorticity of initial.type file, read and checked (even sizes, finite values) by
+//! read_initial_field (output.hpp): a snapshot's /vorticity (physical, ny x nx) or a
+//! checkpoint's spectral state (interleaved re, im).
 struct InitialField {
   bool spectral = false;
   int nx = 0, ny = 0;
   std::vector<double> values;
 };
-InitialField read_initial_field(const std::string& path);
 
 struct BlowUp : RunError {
   using RunError::RunError;
@@ -84,7 +84,9 @@ class Solver {
   Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
 
   // ---- state
-  void initialise();  //!< from the deck's `initial` and `forcing` sections
+  //! From the deck's `initial` and `forcing` sections; initial.type file takes its field from
+  //! `file` (read_initial_field, in the output layer: the solver reads no files).
+  void initialise(const InitialField* file = nullptr);
   void set_vorticity(const std::vector<Real>& omega);       //!< physical, ny x nx
   void set_vorticity_hat(const std::vector<Cplx>& omega_hat);  //!< unnormalised DFT
   void set_forcing(const std::vector<Real>& f);             //!< physical vorticity forcing
@@ -145,7 +147,7 @@ class Solver {
   void advance(double h, const BudgetWeights& budget);
   BudgetWeights begin_step(double h);  //!< stochastic forcing for this step, and the budget's weights
   void normalise_energy(double energy);
-  void load_file(const std::string& path);
+  void load_file(const InitialField& field);
   void lamb_dipole();
   BudgetWeights budget_weights(double d_weight, bool white_noise_step, double h) const;
 

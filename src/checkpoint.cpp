@@ -1,0 +1,216 @@
+//! @file checkpoints/ckpt_NNNNNN.h5 (docs/output-format.md, Checkpoints): written, pruned, read
+//! back and verified (seal, checksum, every value checked as a deck value is); and the
+//! initial field of initial.type file, read from a snapshot or a checkpoint.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cascade/error.hpp"
+#include "cascade/io.hpp"
+#include "cascade/output.hpp"
+#include "output_files.hpp"
+
+namespace cascade {
+
+using namespace output_files;
+
+// ---------------------------------------------------------------- checkpoints
+
+std::string checkpoint_path(const std::string& dir, long step) {
+  return fmt::format("{}/checkpoints/ckpt_{:06d}.h5", dir, step);
+}
+
+namespace {
+//! The checksum covers the state's bytes and the scalars a restart depends on.
+std::string state_checksum(const void* data, std::size_t bytes, const CheckpointMeta& m) {
+  std::uint64_t h = checksum64(data, bytes);
+  const double scalars[3] = {m.time, m.dt, double(m.step)};
+  h = checksum64(scalars, sizeof(scalars), h);
+  return fmt::format("fnv1a64w:{:016x}", h);
+}
+}  // namespace
+
+template <class Real>
+std::function<void()> checkpoint_task(const std::string& path, const Config& config, const std::string& backend,
+                                      std::vector<Complex<Real>> omega_hat, const CheckpointMeta& meta) {
+  return [=, hat = std::move(omega_hat)] {
+    const Grid g = config.make_grid();
+    H5Writer f(path);
+    write_provenance(f, config, backend);
+    f.attribute("time", meta.time);
+    f.attribute("step", static_cast<long long>(meta.step));
+    f.attribute("dt", meta.dt);
+    f.attribute("snapshot_index", static_cast<long long>(meta.snapshot_index));
+    f.attribute("nx", static_cast<long long>(g.nx));
+    f.attribute("ny", static_cast<long long>(g.ny));
+    f.group("/state");
+    f.write("/state/omega_hat", reinterpret_cast<const Real*>(hat.data()),
+            {std::uint64_t(g.ny), std::uint64_t(g.nxh()), 2}, "1/time (times nx ny: unnormalised DFT)",
+            "exact spectral state: the unnormalised real-to-complex DFT of omega, (ky, kx, re/im)");
+    f.group("/stepper");
+    f.attribute("name", meta.stepper, "/stepper");
+    f.attribute("dt_previous", meta.dt, "/stepper");
+    f.group("/rng");
+    f.attribute("seed", meta.seed, "/rng");
+    f.attribute("counter", static_cast<long long>(meta.step), "/rng");
+    f.group("/budget");
+    static const char* const names[BudgetState::kTerms] = {"diss_nu", "diss_mu", "diss_alpha",
+                                                           "diss_z", "inj", "inj_z"};
+    for (int q = 0; q < BudgetState::kTerms; ++q) f.attribute(names[q], meta.budget.integral[q], "/budget");
+    f.attribute("interval", meta.budget.interval, "/budget");
+    f.attribute("last_dt", meta.budget.last_dt, "/budget");
+    f.attribute("open", static_cast<long long>(meta.budget.open), "/budget");
+    f.attribute("generator", std::string("counter-based: SplitMix64 mix of (seed, step, mode)"), "/rng");
+    f.attribute("checksum", state_checksum(hat.data(), hat.size() * sizeof(Complex<Real>), meta));
+    f.close();
+  };
+}
+
+template std::function<void()> checkpoint_task<float>(const std::string&, const Config&, const std::string&,
+                                                      std::vector<Complex<float>>, const CheckpointMeta&);
+template std::function<void()> checkpoint_task<double>(const std::string&, const Config&, const std::string&,
+                                                       std::vector<Complex<double>>, const CheckpointMeta&);
+
+void prune_checkpoints(const std::string& dir, int keep, long now) {
+  std::vector<std::pair<long, std::string>> found;
+  for (const auto& name : list_dir(dir + "/checkpoints")) {
+    const long step = numbered(name, "ckpt_");
+    if (step > now) std::remove((dir + "/checkpoints/" + name).c_str());
+    else if (step >= 0) found.emplace_back(step, dir + "/checkpoints/" + name);
+  }
+  std::sort(found.begin(), found.end());
+  for (std::size_t i = 0; i + keep < found.size(); ++i) std::remove(found[i].second.c_str());
+}
+
+CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides) {
+  H5Reader r(path, Seal::Required);
+  CheckpointFile c;
+  c.path = path;
+  for (const char* a : {"time", "step", "dt", "checksum", "deck_resolved", "precision", "nx", "ny"})
+    if (!r.has_attribute(a)) throw InputError(path + ": not a cascade checkpoint (no attribute '" + a + "')");
+  if (!r.has("/state/omega_hat")) throw InputError(path + ": missing dataset /state/omega_hat");
+  c.meta.time = r.attr_double("time");
+  c.meta.step = static_cast<long>(r.attr_int("step"));
+  c.meta.dt = r.attr_double("dt");
+  c.meta.snapshot_index = r.has_attribute("snapshot_index") ? static_cast<long>(r.attr_int("snapshot_index")) : 0;
+  c.meta.stepper = r.has_attribute("name", "/stepper") ? r.attr_string("name", "/stepper") : "";
+  c.meta.seed = r.has_attribute("seed", "/rng") ? r.attr_int("seed", "/rng") : 0;
+  if (r.has("/budget")) {
+    static const char* const names[BudgetState::kTerms] = {"diss_nu", "diss_mu", "diss_alpha",
+                                                           "diss_z", "inj", "inj_z"};
+    for (int q = 0; q < BudgetState::kTerms; ++q) c.meta.budget.integral[q] = r.attr_double(names[q], "/budget");
+    c.meta.budget.interval = r.attr_double("interval", "/budget");
+    c.meta.budget.last_dt = r.attr_double("last_dt", "/budget");
+    c.meta.budget.open = r.attr_int("open", "/budget") != 0;
+  }
+  // The seal proves the bytes are those cascade wrote, not that they make sense (a file edited
+  // and re-sealed, or written by a buggy tool): every value is checked as a deck value is.
+  const long long nx = r.attr_int("nx"), ny = r.attr_int("ny");
+  auto bad = [&](const std::string& what, const std::string& expected, const std::string& found) {
+    throw InputError(fmt::format("{}: attribute {}: expected {}, found {}", path, what, expected, found));
+  };
+  if (nx < 4 || nx > (1 << 20) || nx % 2 || ny < 4 || ny > (1 << 20) || ny % 2)
+    bad("nx, ny", "even sizes in [4, 1048576]", fmt::format("{} x {}", nx, ny));
+  c.nx = static_cast<int>(nx);
+  c.ny = static_cast<int>(ny);
+  const CheckpointMeta& m = c.meta;
+  if (!std::isfinite(m.time) || m.time < 0) bad("time", "a finite time >= 0", fmt::format("{}", m.time));
+  if (m.step < 0) bad("step", "a step number >= 0", std::to_string(m.step));
+  if ((m.step == 0) != (m.time == 0))
+    bad("step", "step 0 exactly at t = 0", fmt::format("step {} at t = {}", m.step, m.time));
+  if (!std::isfinite(m.dt) || m.dt < 0 || m.dt > m.time)
+    bad("dt", "a step size in [0, time]", fmt::format("{}", m.dt));
+  // At most one snapshot a step, plus the one at the start.
+  if (m.snapshot_index < 0 || m.snapshot_index > m.step + 1)
+    bad("snapshot_index", fmt::format("a snapshot count in [0, step + 1 = {}]", m.step + 1),
+        std::to_string(m.snapshot_index));
+  if (m.seed < 0 || m.seed > std::numeric_limits<int>::max()) bad("/rng seed", "an integer >= 0", std::to_string(m.seed));
+  if (!m.stepper.empty() && m.stepper != "rk4" && m.stepper != "rk3")
+    bad("/stepper name", "rk4 or rk3", "'" + m.stepper + "'");
+  for (int q = 0; q < BudgetState::kTerms; ++q)
+    if (!std::isfinite(m.budget.integral[q])) bad("/budget", "finite integrals", fmt::format("{}", m.budget.integral[q]));
+  if (!std::isfinite(m.budget.interval) || m.budget.interval < 0 || !std::isfinite(m.budget.last_dt) ||
+      m.budget.last_dt < 0)
+    bad("/budget", "a finite interval and last step >= 0",
+        fmt::format("{} and {}", m.budget.interval, m.budget.last_dt));
+  if (r.has_attribute("run_id")) {
+    c.run_id = r.attr_string("run_id");
+    if (c.run_id.size() != 32 || c.run_id.find_first_not_of("0123456789abcdef") != std::string::npos)
+      bad("run_id", "32 hex digits", "'" + c.run_id.substr(0, 64) + "'");
+  }
+  const std::string precision = r.attr_string("precision");
+  if (precision != "double" && precision != "single")
+    throw InputError(path + ": attribute precision is '" + precision + "', expected double or single");
+  c.precision = precision == "single" ? Precision::Single : Precision::Double;
+  const int want_bytes = c.precision == Precision::Single ? 4 : 8;
+  const int bytes = r.float_size("/state/omega_hat");
+  if (bytes != want_bytes)
+    throw InputError(fmt::format("{}: /state/omega_hat holds {}-byte values but the checkpoint says precision {}",
+                                 path, bytes, precision));
+  const auto shape = r.shape("/state/omega_hat");
+  if (c.nx < 4 || c.ny < 4 || shape.size() != 3 || shape[0] != std::uint64_t(c.ny) ||
+      shape[1] != std::uint64_t(c.nx / 2 + 1) || shape[2] != 2)
+    throw InputError(fmt::format("{}: /state/omega_hat has shape ({}) but the checkpoint's grid is {} x {} "
+                                 "(expected ({}, {}, 2))",
+                                 path, fmt::join(shape, ", "), c.nx, c.ny, c.ny, c.nx / 2 + 1));
+  // Verify the checksum on the data in its stored precision.
+  std::string sum;
+  if (c.precision == Precision::Single) {
+    const auto v = r.read_float("/state/omega_hat");
+    sum = state_checksum(v.data(), v.size() * sizeof(float), c.meta);
+    c.omega_hat.assign(v.begin(), v.end());
+  } else {
+    c.omega_hat = r.read_double("/state/omega_hat");
+    sum = state_checksum(c.omega_hat.data(), c.omega_hat.size() * sizeof(double), c.meta);
+  }
+  const std::string stored = r.attr_string("checksum");
+  if (sum != stored)
+    throw InputError(path + ": checksum mismatch (stored " + stored + ", computed " + sum +
+                     "): the file is corrupt");
+  c.config = parse_deck(r.attr_string("deck_resolved"), path + " (deck)", overrides);
+  // A different grid is a spectral resize, done only when asked for with --set grid.nx/ny.
+  bool resize_asked = false;
+  for (const auto& o : overrides) resize_asked = resize_asked || starts_with(o, "grid.nx=") || starts_with(o, "grid.ny=");
+  if ((c.config.grid.nx != c.nx || c.config.grid.ny != c.ny) && !resize_asked)
+    throw InputError(fmt::format("{}: the state is {} x {} but the deck asks for {} x {}; to resize, set both "
+                                 "grid.nx and grid.ny with --set",
+                                 path, c.nx, c.ny, c.config.grid.nx, c.config.grid.ny));
+  return c;
+}
+
+InitialField read_initial_field(const std::string& path) {
+  InitialField f;
+  bool checkpoint = false;
+  {
+    H5Reader probe(path);
+    checkpoint = probe.has("/state/omega_hat");
+    if (!checkpoint && !probe.has("/vorticity"))
+      throw InputError(path + ": initial.path: expected a snapshot (/vorticity) or a checkpoint (/state/omega_hat)");
+  }
+  if (checkpoint) {
+    CheckpointFile c = read_checkpoint(path, {});
+    f.spectral = true;
+    f.nx = c.nx;
+    f.ny = c.ny;
+    f.values = std::move(c.omega_hat);
+  } else {
+    H5Reader r(path);
+    const auto shape = r.shape("/vorticity");
+    if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2 ||
+        shape[0] > (1u << 20) || shape[1] > (1u << 20))
+      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field, 4 to 2^20 a side");
+    f.ny = int(shape[0]);
+    f.nx = int(shape[1]);
+    f.values = r.read_double("/vorticity");
+  }
+  for (std::size_t k = 0; k < f.values.size(); ++k)
+    if (!std::isfinite(f.values[k]))
+      throw InputError(fmt::format("{}: initial.path: the vorticity is not finite ({} at {} {})", path, f.values[k],
+                                   f.spectral ? "spectral value" : "point", f.spectral ? k / 2 : k));
+  return f;
+}
+
+}  // namespace cascade

@@ -1,0 +1,225 @@
+//! @file The diagnostics schema (one table: name, unit, description, how a row holds it) and the
+//! log it drives: diagnostics.csv (header and rows), diagnostics.h5 (a dataset a column, with
+//! its unit and description) and a restart's re-reading of the CSV by its header's names.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cascade/error.hpp"
+#include "cascade/io.hpp"
+#include "cascade/output.hpp"
+#include "output_files.hpp"
+
+namespace cascade {
+
+namespace {
+
+//! The names of what bound a step, by their code in diagnostics.h5 (DtLimit's order, after
+//! "none" for the first row).
+const char* const kLimits[] = {"none", "cfl", "dt_max", "growth", "output"};
+constexpr int kLimitCount = sizeof(kLimits) / sizeof(kLimits[0]);
+
+long long limit_code(const std::string& name) {
+  for (int k = 0; k < kLimitCount; ++k)
+    if (name == kLimits[k]) return k;
+  return -1;
+}
+
+std::string limit_description() {
+  std::string s = "what bound dt:";
+  for (int k = 0; k < kLimitCount; ++k) s += fmt::format("{} {} {}", k ? "," : "", k, kLimits[k]);
+  return s;
+}
+
+using Col = DiagnosticsColumn;
+using Type = DiagnosticsColumn::Type;
+#define CASCADE_ROW_VALUE(expr) [](DiagnosticsRow& r) -> double& { return expr; }
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+//! A whole cell as a number; false when any of it is not one.
+bool parse_number(const std::string& text, double& value) {
+  try {
+    std::size_t used = 0;
+    value = std::stod(text, &used);
+    return used == text.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+const std::vector<DiagnosticsColumn>& diagnostics_schema() {
+  // The contract of docs/output-format.md (Diagnostics): diagnostics.csv's columns in this
+  // order, and diagnostics.h5's datasets of the same names with these units and descriptions.
+  static const std::vector<DiagnosticsColumn> schema = {
+      {"step", "1", "time step number", Type::Step, "{}", nullptr},
+      {"t", "time", "simulation time", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.t)},
+      {"dt", "time", "the step that ended at t (0 at the start)", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.dt)},
+      {"E", "length^2/time^2", "energy 1/2 <|u|^2>", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.energy)},
+      {"Z", "1/time^2", "enstrophy 1/2 <omega^2>", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.enstrophy)},
+      {"P", "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>", Type::Real, "{}",
+       CASCADE_ROW_VALUE(r.d.palinstrophy)},
+      {"max_u", "length/time", "max |u|", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.max_u)},
+      {"cfl_limit", "1", limit_description(), Type::Limit, "{}", nullptr},
+      {"injection", "length^2/time^3", "dE/dt from the forcing (mean over the interval since the previous row)",
+       Type::Real, "{}", CASCADE_ROW_VALUE(r.d.injection)},
+      {"dissipation", "length^2/time^3", "-dE/dt from D(k) (mean over the interval since the previous row)",
+       Type::Real, "{}", CASCADE_ROW_VALUE(r.d.dissipation)},
+      {"wall_seconds", "s", "wall time since the run (or restart) began", Type::Real, "{:.3f}",
+       CASCADE_ROW_VALUE(r.wall)},
+      {"dissipation_nu", "length^2/time^3", "-dE/dt by viscosity nu k^2p", Type::Real, "{}",
+       CASCADE_ROW_VALUE(r.d.dissipation_nu)},
+      {"dissipation_mu", "length^2/time^3", "-dE/dt by friction mu", Type::Real, "{}",
+       CASCADE_ROW_VALUE(r.d.dissipation_mu)},
+      {"dissipation_alpha", "length^2/time^3", "-dE/dt by hypoviscosity alpha k^-2q", Type::Real, "{}",
+       CASCADE_ROW_VALUE(r.d.dissipation_alpha)},
+      {"injection_Z", "1/time^3", "dZ/dt from the forcing", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.injection_z)},
+      {"dissipation_Z", "1/time^3", "-dZ/dt from D(k)", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.dissipation_z)},
+      {"wall_per_step", "s", "wall seconds per step over the interval", Type::Real, "{:.6g}",
+       CASCADE_ROW_VALUE(r.d.wall_per_step)},
+  };
+  return schema;
+}
+#undef CASCADE_ROW_VALUE
+
+std::string diagnostics_csv_header() {
+  std::string s;
+  for (const auto& c : diagnostics_schema()) s += (s.empty() ? "" : ",") + c.name;
+  return s;
+}
+
+std::string diagnostics_csv_line(const Diagnostics& d, double wall) {
+  DiagnosticsRow r{d, wall, {}};
+  std::string s;
+  for (const auto& c : diagnostics_schema()) {
+    if (!s.empty()) s += ',';
+    switch (c.type) {
+      case Type::Step: s += fmt::format("{}", r.d.step); break;
+      case Type::Limit: s += r.d.cfl_limit; break;
+      case Type::Real: s += fmt::format(fmt::runtime(c.csv_format), c.value(r)); break;
+    }
+  }
+  return s;
+}
+
+DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_keep)
+    : csv_path_(dir + "/diagnostics.csv"), h5_path_(dir + "/diagnostics.h5") {
+  if (!restart || !output_files::exists(csv_path_)) return;
+  // Keep the rows up to the checkpoint's time; the restarted run appends the rest. The
+  // columns are found by the header's names.
+  const auto& schema = diagnostics_schema();
+  std::ifstream in(csv_path_);
+  std::string line;
+  std::getline(in, line);
+  // Rows under this version's header are kept as written; under another order of the same
+  // columns (other columns are dropped) they are written anew in this one's.
+  const bool ours = line == diagnostics_csv_header();
+  const std::vector<std::string> header = split(line, ',');
+  std::vector<std::size_t> at(schema.size());
+  for (std::size_t c = 0; c < schema.size(); ++c) {
+    std::size_t k = 0;
+    while (k < header.size() && header[k] != schema[c].name) ++k;
+    if (k == header.size())
+      throw InputError(fmt::format("{}: its header has no column '{}' (docs/output-format.md, Diagnostics)",
+                                   csv_path_, schema[c].name));
+    at[c] = k;
+  }
+  while (std::getline(in, line)) {
+    const auto f = split(line, ',');
+    DiagnosticsRow r;
+    if (f.size() != header.size())
+      throw InputError(fmt::format("{}: malformed row '{}' ({} cells, the header names {})", csv_path_, line,
+                                   f.size(), header.size()));
+    bool ok = true;
+    std::size_t c = 0;
+    for (; ok && c < schema.size(); ++c) {
+      const std::string& cell = f[at[c]];
+      double x = 0;
+      switch (schema[c].type) {
+        case Type::Step:
+          ok = !cell.empty() && cell.find_first_not_of("0123456789") == std::string::npos && cell.size() < 16;
+          if (ok) r.d.step = std::stol(cell);
+          break;
+        case Type::Limit:
+          ok = limit_code(cell) >= 0;
+          r.d.cfl_limit = cell;
+          break;
+        case Type::Real:
+          ok = parse_number(cell, x);
+          schema[c].value(r) = x;
+          break;
+      }
+    }
+    if (!ok)
+      throw InputError(fmt::format("{}: malformed row '{}' (column {})", csv_path_, line, schema[c - 1].name));
+    if (r.d.t > t_keep) break;
+    r.text = ours ? line : diagnostics_csv_line(r.d, r.wall);
+    pending_.push_back(r);
+  }
+}
+
+void DiagnosticsLog::start() {
+  std::string text = diagnostics_csv_header() + "\n";
+  for (const auto& r : pending_) text += r.text + "\n";
+  write_text_atomically(csv_path_, text);
+  csv_ = std::fopen(csv_path_.c_str(), "a");
+  if (!csv_) throw RunError("cannot append to '" + csv_path_ + "': " + std::strerror(errno));
+}
+
+DiagnosticsLog::~DiagnosticsLog() {
+  if (csv_) std::fclose(csv_);
+}
+
+void DiagnosticsLog::append(const Diagnostics& d, double wall) {
+  DiagnosticsRow r{d, wall, diagnostics_csv_line(d, wall)};
+  if (std::fputs((r.text + "\n").c_str(), csv_) < 0 || std::fflush(csv_) != 0)
+    throw RunError("cannot write to '" + csv_path_ + "': " + std::strerror(errno));
+  pending_.push_back(std::move(r));
+}
+
+std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::string& backend) {
+  // A column's values: integers (the step, the code of cfl_limit) or doubles.
+  struct Series {
+    std::vector<long long> counts;
+    std::vector<double> reals;
+  };
+  const auto& schema = diagnostics_schema();
+  std::vector<Series> series(schema.size());
+  for (auto& r : pending_)
+    for (std::size_t c = 0; c < schema.size(); ++c) switch (schema[c].type) {
+        case Type::Step: series[c].counts.push_back(r.d.step); break;
+        case Type::Limit: series[c].counts.push_back(limit_code(r.d.cfl_limit)); break;
+        case Type::Real: series[c].reals.push_back(schema[c].value(r)); break;
+      }
+  pending_.clear();
+  pending_.shrink_to_fit();
+  const H5Writer::Mode mode = fresh_ ? H5Writer::Mode::Create : H5Writer::Mode::Append;
+  fresh_ = false;
+  return [=, path = h5_path_, series = std::move(series)] {
+    H5Writer f(path, mode);
+    write_provenance(f, config, backend);
+    for (std::size_t c = 0; c < schema.size(); ++c) {
+      const DiagnosticsColumn& col = schema[c];
+      if (col.type == Type::Real)
+        f.append_series("/" + col.name, series[c].reals, 1, col.unit, col.description);
+      else
+        f.append_series("/" + col.name, series[c].counts, col.unit, col.description);
+    }
+    f.close();
+  };
+}
+
+}  // namespace cascade
