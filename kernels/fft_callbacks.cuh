@@ -14,7 +14,7 @@
 //! store or load the kept columns alone (all rows of them: the columns' pass needs them).
 //! Whether this is faster depends on the transform cuFFT picks: Backend::prepare_step
 //! says when each is used. The callbacks are device functions compiled to LTO-IR
-//! (src/fft_callbacks.cu, embedded in the library) and linked into cuFFT's kernels when the
+//! (src/backends/cuda/fft_callbacks.cu, embedded in the library) and linked into cuFFT's kernels when the
 //! plans are made. They read this block of parameters, which the host keeps in device memory.
 #pragma once
 

@@ -176,7 +176,7 @@ struct ApplyMask {
 
 //! One stage of an integrating-factor Runge-Kutta step, fused with everything spectral that
 //! lies between the forward transforms of one nonlinear evaluation and the inverse transforms
-//! of the next (src/stepper.cpp derives the recursion; E(tau) = exp(L tau), h = dt):
+//! of the next (src/core/stepper.cpp derives the recursion; E(tau) = exp(L tau), h = dt):
 //!
 //!   K = mask[N + F],  N = (kx^2 - ky^2) A + kx ky B  (Basdevant: A, B the transforms of
 //!                                                     uv and v^2 - u^2)  or  N = A (advective)

@@ -1,6 +1,6 @@
 //! @file The cascaded max-reduction on the GPU: its two variants, the device helpers they share,
-//! and the launch of the fused one. The solver's CFL maximum (src/backend_cuda.cu) and
-//! `cascade bench reduction` (through src/reduction_cuda.cu, include/cascade/reduction.hpp) use
+//! and the launch of the fused one. The solver's CFL maximum (src/backends/cuda/launch.cuh) and
+//! `cascade bench reduction` (through src/backends/cuda/reduction_cuda.cu, include/cascade/reduction.hpp) use
 //! these and no other reduction kernels. Launch sizes: kernels/reduction_policy.hpp.
 //!
 //! Fused (max_for_each_kernel; fused_block_max for kernels of their own, as the row kernel):
@@ -17,7 +17,7 @@
 //!      group of adjacent columns (a warp reads one row's consecutive elements: coalesced);
 //!   2. each block reduces in a shared-memory tree, the last warp by shuffles;
 //!   3. each block writes one partial; the final combine is a second pass (max_partials_kernel,
-//!      one block) or the host's (src/reduction_cuda.cu).
+//!      one block) or the host's (src/backends/cuda/reduction_cuda.cu).
 //!
 //! Max only, NaN-propagating at every level (MaxOp, kernels/reduction_ops.cuh); identity -inf.
 #pragma once

@@ -1,6 +1,6 @@
 //! @file The maximum and the CFL speed, written once as CASCADE_HD functors.
 //!
-//! The CPU loops (src/backend_cpu.cpp, src/reduction_cpu.cpp) and the CUDA kernels
+//! The CPU loops (src/backends/cpu/backend_cpu.cpp, src/backends/cpu/reduction_cpu.cpp) and the CUDA kernels
 //! (kernels/reduction.cuh, the row kernel) all fold with these, so the two backends share one
 //! definition of "max" and of the CFL speed |u|/dx + |v|/dy. Plain C++ compiles this file:
 //! CUDA-only code is guarded.

@@ -7,13 +7,13 @@
         GitHub anchor that is.
     check_docs.py keys SOURCE_DIR CASCADE
         input/README.md's key tables are, line for line, those `cascade check --keys` makes from
-        the deck's table of keys (src/deck_keys.cpp); the deck keys in them are those the deck
+        the deck's table of keys (src/core/deck_keys.cpp); the deck keys in them are those the deck
         reader accepts, section by section (the reader's own list, from its unknown-key
         message), and the keys of the resolved decks `cascade check` prints for
         input/decaying.yaml and input/poisson_gaussian.yaml are among them.
     check_docs.py write-keys SOURCE_DIR CASCADE
         rewrites input/README.md's key tables from `cascade check --keys` (after a change to
-        src/deck_keys.cpp), leaving the prose around them as it is.
+        src/core/deck_keys.cpp), leaving the prose around them as it is.
 
 Prints every disagreement and exits 1 if there is one.
 """
@@ -176,7 +176,7 @@ def check_key_tables(root, cascade):
         have = committed.get(s, (0, []))[1]
         if have != rows:
             problems.append("input/README.md: the table of '%s' is not what `cascade check --keys` makes from "
-                            "src/deck_keys.cpp (run: check_docs.py write-keys SOURCE_DIR CASCADE)" % s)
+                            "src/core/deck_keys.cpp (run: check_docs.py write-keys SOURCE_DIR CASCADE)" % s)
             for line in difflib.unified_diff(have, rows, "input/README.md", "cascade check --keys", lineterm="", n=0):
                 problems.append("  " + line)
     return problems

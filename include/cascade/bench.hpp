@@ -26,7 +26,7 @@ struct BenchOptions {
 int run_reduction_bench(const BenchOptions& options);
 
 #if defined(CASCADE_HAVE_CUDA)
-//! GPU part of the reduction benchmark (src/bench_reduction_cuda.cu). Returns 0 on success.
+//! GPU part of the reduction benchmark (src/app/bench_reduction_cuda.cu). Returns 0 on success.
 int run_reduction_bench_cuda(const BenchOptions& options);
 #endif
 

@@ -2,7 +2,7 @@
 //!
 //! Defaults live in the member initialisers below; a default derived from other keys (ny from
 //! nx), and each key's reading, checks, resolved form and documentation, in the deck's table of
-//! keys (src/deck_keys.cpp), which input/README.md's key reference is made from. A bad deck
+//! keys (src/core/deck_keys.cpp), which input/README.md's key reference is made from. A bad deck
 //! raises InputError with one line:
 //!   FILE:LINE: section.key: expected WHAT, found WHAT
 #pragma once
@@ -39,7 +39,7 @@ struct PhysicsConfig {
 };
 
 struct ForcingConfig {
-  std::string type = "none";  //!< one of src/deck_types.cpp's forcing types
+  std::string type = "none";  //!< one of src/core/deck_types.cpp's forcing types
   double amplitude = 1;       //!< kolmogorov: chi; ring-steady: rms force <|f|^2>^(1/2)
   int wavenumber = 4;         //!< kolmogorov: n_f, k_f = 2 pi n_f / ly
   double epsilon = 1;         //!< ring: mean energy injection rate
@@ -58,7 +58,7 @@ struct VortexConfig {
 };
 
 struct InitialConfig {
-  std::string type = "random";  //!< one of src/deck_types.cpp's initial types
+  std::string type = "random";  //!< one of src/core/deck_types.cpp's initial types
   int seed = 1;                 //!< random: phases
   double k0 = 6;                //!< random: peak wavenumber of E(k)
   double energy = 0.5;          //!< random: total energy E = 1/2 <|u|^2>
@@ -83,7 +83,7 @@ struct TimeConfig {
 };
 
 //! run.step_transforms: how the step's transforms are evaluated (docs/gpu-step.md); auto picks
-//! from the measured tuning table. The deck's table (src/deck_keys.cpp) reads its words here.
+//! from the measured tuning table. The deck's table (src/core/deck_keys.cpp) reads its words here.
 inline const std::vector<std::string> kStepTransforms = {"auto",         "plain", "plain-pairs", "pruned",
                                                          "pruned-pairs", "rows",  "complex-pairs"};
 //! run.fft_callbacks: which cuFFT callbacks the step's transforms use; auto picks as above.
@@ -138,7 +138,7 @@ struct Config {
 };
 
 //! The key reference of input/README.md (`cascade check --keys`): one Markdown table a section,
-//! made from the deck's table of keys (src/deck_keys.cpp).
+//! made from the deck's table of keys (src/core/deck_keys.cpp).
 std::string deck_key_reference();
 
 //! Read, derive and validate a deck file; overrides are "section.key=value" (YAML value).

@@ -16,7 +16,7 @@ struct LinearCoefficients {
   double beta = 0;
 };
 
-//! The numbers one stage of an integrating-factor Runge-Kutta step needs (src/stepper.cpp).
+//! The numbers one stage of an integrating-factor Runge-Kutta step needs (src/core/stepper.cpp).
 struct StageCoefficients {
   double h = 0;        //!< dt
   double dS = 0;       //!< c_i - c_{i-1}

@@ -2,7 +2,7 @@
 //!
 //! InputError: bad deck, bad command line, missing file -> exit code 2.
 //! RunError:   the run itself failed (library error, blow-up, I/O failure) -> exit code 1.
-//! CUDA and cuFFT checks live in src/cuda_check.hpp so that include/ holds no CUDA types.
+//! CUDA and cuFFT checks live in src/backends/cuda/cuda_check.hpp so that include/ holds no CUDA types.
 #pragma once
 
 #include <stdexcept>
@@ -25,7 +25,7 @@ bool is_utf8(const std::string& s);
 //! characters and bytes that are not UTF-8 are shown escaped (\n, \t, \xff).
 std::string escaped(const std::string& text);
 //! A message as one printable line (escaped), a very long one cut after `most` characters.
-//! Every message that reaches stderr passes through it (src/main.cpp), whatever put the
+//! Every message that reaches stderr passes through it (src/app/main.cpp), whatever put the
 //! characters there.
 std::string one_line(const std::string& text, std::size_t most = 1000);
 

@@ -1,8 +1,8 @@
 //! @file The output layer: the files of a run directory (docs/output-format.md) and the
 //! background writer that keeps file writes off the time-stepping thread. Sources:
-//! src/run_directory.cpp (lock, run id, clearing, temporaries, the writer),
-//! src/diagnostics_log.cpp (the diagnostics schema, CSV + HDF5), src/spectra_log.cpp,
-//! src/snapshots.cpp (with the XDMF index), src/checkpoint.cpp (write, read, verify; the
+//! src/io/run_directory.cpp (lock, run id, clearing, temporaries, the writer),
+//! src/io/diagnostics_log.cpp (the diagnostics schema, CSV + HDF5), src/io/spectra_log.cpp,
+//! src/io/snapshots.cpp (with the XDMF index), src/io/checkpoint.cpp (write, read, verify; the
 //! initial field of initial.type file). It includes nothing of the run or app layer above it.
 #pragma once
 

@@ -2,7 +2,7 @@
 //! variants on device arrays for `cascade bench reduction` and the tests. No CUDA types here.
 //!
 //! The kernels are kernels/reduction.cuh; the solver launches the fused one itself, inside the
-//! kernel that forms the products (src/backend_cuda.cu). Every function here reduces
+//! kernel that forms the products (src/backends/cuda/launch.cuh). Every function here reduces
 //! max(a_i) or the CFL speed max(|u_i| inv_dx + |v_i| inv_dy): -inf when empty, NaN when any
 //! input is NaN (kernels/reduction_ops.cuh).
 #pragma once

@@ -1,5 +1,5 @@
 //! @file Solver<Real>: the vorticity equation on one backend. State, nonlinear term, stepper,
-//! time-step policy and diagnostics; no files and no printing (src/run.cpp does those).
+//! time-step policy and diagnostics; no files and no printing (src/app/run.cpp does those).
 #pragma once
 
 #include <optional>

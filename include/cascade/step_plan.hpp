@@ -1,7 +1,7 @@
 //! @file The step plan: how a step's nonlinear evaluation runs its transforms, chosen once, as
 //! a value, by a pure function of the grid, the precision, the form, the device and the deck's
 //! request (`run.step_transforms`, `run.fft_callbacks`), from a tuning table of measurements
-//! (src/step_plan.cpp). The backends carry the plan out (docs/gpu-step.md).
+//! (src/core/step_plan.cpp). The backends carry the plan out (docs/gpu-step.md).
 #pragma once
 
 #include <cstddef>
@@ -77,7 +77,7 @@ struct StepProblem {
   StepDevice device;
 };
 
-//! The plan for a problem and a request: auto reads the tuning table (src/step_plan.cpp); a
+//! The plan for a problem and a request: auto reads the tuning table (src/core/step_plan.cpp); a
 //! named strategy or level is taken as asked. A request the problem cannot run (rows in the
 //! advective form, pruning without the 2/3 rule, callbacks on the CPU...) throws InputError,
 //! one line naming the key.

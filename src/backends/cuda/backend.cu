@@ -1,5 +1,5 @@
 //! @file The CUDA backend of one GPU: BackendImpl over CudaExec (src/backends/cuda/exec.cuh).
-#include "src/backends/cuda/exec.cuh"
+#include "backends/cuda/exec.cuh"
 
 namespace cascade {
 

@@ -2,8 +2,8 @@
 //! 2D transform each way (kernels/ns_ops.cuh PackedLayout).
 #pragma once
 
-#include "src/backends/cuda/plan_maker.cuh"
-#include "src/cuda_check.hpp"
+#include "backends/cuda/plan_maker.cuh"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 

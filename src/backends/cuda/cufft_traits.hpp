@@ -15,7 +15,7 @@ struct CufftTypes<double> {
   static constexpr cufftType r2c = CUFFT_D2Z;
   static constexpr cufftType c2r = CUFFT_Z2D;
   static constexpr cufftType c2c = CUFFT_Z2Z;
-  // The callbacks of src/fft_callbacks.cu and their kinds.
+  // The callbacks of src/backends/cuda/fft_callbacks.cu and their kinds.
   static constexpr const char* load_kept = "cascade_load_kept_z";
   static constexpr const char* store_kept = "cascade_store_kept_z";
   static constexpr const char* load_kept_columns = "cascade_load_kept_columns_z";

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cascade/backend.hpp"
-#include "src/cuda_check.hpp"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 

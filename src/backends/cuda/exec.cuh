@@ -1,4 +1,4 @@
-//! @file CudaExec: the executor of one GPU (BackendImpl, src/backend_impl.hpp): allocation,
+//! @file CudaExec: the executor of one GPU (BackendImpl, src/backends/backend_impl.hpp): allocation,
 //! copies, grid-stride loops and their reductions on one stream, cuFFT's plain 2D plans, and the
 //! evaluator of the step plan's strategy (plain_eval, pruned_eval, row_kernel_eval,
 //! complex_pair_eval).
@@ -18,13 +18,13 @@
 
 #include "cascade/step_plan.hpp"
 #include "kernels/fft_callbacks.cuh"
-#include "src/backend_impl.hpp"
-#include "src/backends/cuda/complex_pair_eval.cuh"
-#include "src/backends/cuda/launch.cuh"
-#include "src/backends/cuda/plain_eval.cuh"
-#include "src/backends/cuda/pruned_eval.cuh"
-#include "src/backends/cuda/row_kernel_eval.cuh"
-#include "src/cuda_check.hpp"
+#include "backends/backend_impl.hpp"
+#include "backends/cuda/complex_pair_eval.cuh"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/plain_eval.cuh"
+#include "backends/cuda/pruned_eval.cuh"
+#include "backends/cuda/row_kernel_eval.cuh"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 

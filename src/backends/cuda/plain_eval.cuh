@@ -2,8 +2,8 @@
 //! (kernels/fft_callbacks.cuh) and batched pairs where the plan has them.
 #pragma once
 
-#include "src/backends/cuda/plan_maker.cuh"
-#include "src/cuda_check.hpp"
+#include "backends/cuda/plan_maker.cuh"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 

@@ -1,6 +1,6 @@
 //! @file Making the step's cuFFT plans (the evaluators' make()): without work areas of their own
 //! (the executor's one is shared, grown to the largest need), with the callbacks of
-//! src/fft_callbacks.cu linked in where asked, the first failure kept with what failed.
+//! src/backends/cuda/fft_callbacks.cu linked in where asked, the first failure kept with what failed.
 #pragma once
 
 #include <cufft.h>
@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <string>
 
-#include "src/backends/cuda/cufft_traits.hpp"
-#include "fft_callbacks_fatbin.h"  // cascade_fft_callbacks: LTO-IR of src/fft_callbacks.cu
+#include "backends/cuda/cufft_traits.hpp"
+#include "fft_callbacks_fatbin.h"  // cascade_fft_callbacks: LTO-IR of src/backends/cuda/fft_callbacks.cu
 
 namespace cascade {
 

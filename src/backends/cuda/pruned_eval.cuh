@@ -2,8 +2,8 @@
 //! the columns the 2/3 rule keeps alone (a third of the half spectrum's columns skipped).
 #pragma once
 
-#include "src/backends/cuda/plan_maker.cuh"
-#include "src/cuda_check.hpp"
+#include "backends/cuda/plan_maker.cuh"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 

@@ -12,8 +12,8 @@
 #include "cascade/error.hpp"
 #include "kernels/reduction.cuh"
 #include "kernels/row_fft.cuh"
-#include "src/backends/cuda/pruned_eval.cuh"
-#include "src/cuda_check.hpp"
+#include "backends/cuda/pruned_eval.cuh"
+#include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
 namespace cuda_launch {

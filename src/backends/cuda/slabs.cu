@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cascade/parallel.hpp"
-#include "src/backends/cuda/exec.cuh"
+#include "backends/cuda/exec.cuh"
 
 namespace cascade {
 namespace {

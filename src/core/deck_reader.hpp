@@ -1,4 +1,4 @@
-//! @file The deck reader's YAML layer (src/deck_reader.cpp): the document read with its
+//! @file The deck reader's YAML layer (src/core/deck_reader.cpp): the document read with its
 //! duplicate-key check, where a key sits (for messages), and Section, the typed bounded getters
 //! of one section that remember which keys were read. Private to src/.
 #pragma once

@@ -1,6 +1,6 @@
-//! @file The deck's keys, declared once (src/deck_keys.cpp): each row says where the key's value
+//! @file The deck's keys, declared once (src/core/deck_keys.cpp): each row says where the key's value
 //! lives in Config, how it is read and written back, its own checks and its documentation. The
-//! table drives parsing (src/config.cpp), the per-key checks, the resolved deck (deck.yaml and
+//! table drives parsing (src/core/config.cpp), the per-key checks, the resolved deck (deck.yaml and
 //! every checkpoint's deck_resolved) and the key reference of input/README.md. Private to src/.
 #pragma once
 

@@ -1,5 +1,5 @@
 //! @file Deck reader: the deck's sections read key by key from the table of keys
-//! (src/deck_keys.cpp), defaults filled, then checks with one message each (validate): each
+//! (src/core/deck_keys.cpp), defaults filled, then checks with one message each (validate): each
 //! key's own checks from the table, then those that join keys. Unknown sections and keys are
 //! errors. The YAML layer (duplicate keys, bounded reads, numbers) is src/deck_reader.cpp.
 #include "cascade/config.hpp"
@@ -12,9 +12,9 @@
 #include <map>
 
 #include "cascade/error.hpp"
-#include "deck_keys.hpp"
-#include "deck_reader.hpp"
-#include "deck_types.hpp"
+#include "core/deck_keys.hpp"
+#include "core/deck_reader.hpp"
+#include "core/deck_types.hpp"
 
 namespace cascade {
 namespace {
@@ -43,7 +43,7 @@ void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
 
 std::string num(double x) { return fmt::format("{}", x); }
 
-// Checks that join keys, or that hold for one forcing or initial type (src/deck_types.cpp): each
+// Checks that join keys, or that hold for one forcing or initial type (src/core/deck_types.cpp): each
 // section's, after the keys' own checks of that section.
 
 void check_grid(const Config& c, const Locator& loc) {

@@ -10,7 +10,7 @@
 
 #include "cascade/error.hpp"
 #include "cascade/reduction.hpp"
-#include "cuda_check.hpp"
+#include "backends/cuda/cuda_check.hpp"
 #include "kernels/reduction.cuh"
 #include "kernels/reduction_ops.cuh"
 #include "kernels/reduction_policy.hpp"

@@ -1,5 +1,5 @@
 //! @file `cascade bench reduction`: CPU rows (the OpenMP maximum vs std::max_element), then the
-//! GPU rows (src/bench_reduction_cuda.cu) when built with CUDA. Table on stdout, CSV with --csv.
+//! GPU rows (src/app/bench_reduction_cuda.cu) when built with CUDA. Table on stdout, CSV with --csv.
 //!
 //! CSV columns (shared with the GPU rows, which append to the same file):
 //!   backend,precision,n,elements,variant,median_us,gbps,pct_read,pct_copy,vs_cub,check

@@ -11,7 +11,7 @@
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/output.hpp"
-#include "output_files.hpp"
+#include "io/output_files.hpp"
 
 namespace cascade {
 

@@ -1,14 +1,14 @@
 //! @file The forcing and initial-condition types, declared once: {word, keys it reads, its own
-//! checks, its text in input/README.md}. The checks run after each key's own (src/config.cpp),
+//! checks, its text in input/README.md}. The checks run after each key's own (src/core/config.cpp),
 //! with the grid already valid; each names one key and gives one message.
-#include "deck_types.hpp"
+#include "core/deck_types.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "deck_reader.hpp"
+#include "core/deck_reader.hpp"
 
 namespace cascade::deck {
 namespace {

@@ -1,9 +1,9 @@
 //! @file The deck's keys, declared once: one row a key {section, key, member, default, checks,
-//! doc}, read by the parser (src/config.cpp), the resolved deck (below) and the key reference
+//! doc}, read by the parser (src/core/config.cpp), the resolved deck (below) and the key reference
 //! that input/README.md holds (`cascade check --keys`; tests/check_docs.py keeps them equal).
 //! Defaults are the member initialisers of include/cascade/config.hpp, but where a row derives
 //! one from keys read before it (ny from nx). Checks that join keys are in src/config.cpp.
-#include "deck_keys.hpp"
+#include "core/deck_keys.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -14,8 +14,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "deck_reader.hpp"
-#include "deck_types.hpp"
+#include "core/deck_reader.hpp"
+#include "core/deck_types.hpp"
 
 namespace cascade::deck {
 namespace {
@@ -331,7 +331,7 @@ std::vector<DeckKey> make_table() {
               {"how a step's nonlinear term runs its transforms ([docs/gpu-step.md](../docs/gpu-step.md)); written "
                "to `deck.yaml` and checkpoints, so a restart plans the same way",
                "",
-               "`auto`: by size, precision, form and device from the tuning table of `src/step_plan.cpp`, as "
+               "`auto`: by size, precision, form and device from the tuning table of `src/core/step_plan.cpp`, as "
                "measured fastest (printed on the log's `step transforms:` line)",
                "`auto`; `plain` (cuFFT's or FFTW's 2D transforms, a field at a time); `plain-pairs` (two fields in "
                "one batched cuFFT plan); `pruned`, `pruned-pairs` (cuda: rows, then the kept columns alone; needs "

@@ -1,6 +1,6 @@
 //! @file Deck reader, YAML layer: numbers and lengths as a deck writes them, the one-document
 //! and duplicate-key check yaml-cpp does not make, and reading a deck file (bounded).
-#include "deck_reader.hpp"
+#include "core/deck_reader.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 

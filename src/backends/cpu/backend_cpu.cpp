@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "backend_impl.hpp"
+#include "backends/backend_impl.hpp"
 #include "cascade/parallel.hpp"
 #include "kernels/reduction_ops.cuh"
 

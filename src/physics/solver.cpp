@@ -29,7 +29,7 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
     b_.real_pair(wx_, wy_);
   }
   // The step's transforms as the deck asks (run.step_transforms, run.fft_callbacks; auto: the
-  // tuning table of src/step_plan.cpp), unless the backend has its plan already.
+  // tuning table of src/core/step_plan.cpp), unless the backend has its plan already.
   if (!request) request = step_request_from(config.run.step_transforms, config.run.fft_callbacks);
   b_.prepare_step(*request, !advective());
 }
