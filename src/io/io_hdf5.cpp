@@ -1,4 +1,5 @@
-//! @file HDF5 writer and reader with checked calls, atomic rename, and provenance attributes.
+//! @file HDF5 writer and reader with checked calls, atomic rename, and provenance attributes; the
+//! seal they write and verify is seal.cpp.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
@@ -18,11 +19,12 @@
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/version.hpp"
+#include "io/seal.hpp"
 
 namespace cascade {
 
-namespace {
-//! HDF5 prints its own error stack by default; cascade reports failures itself.
+namespace io_detail {
+
 void quiet_hdf5() {
   static const bool done = [] {
     // No library clean-up at exit: after a failed write (a full disk) HDF5 would retry the
@@ -34,6 +36,14 @@ void quiet_hdf5() {
   (void)done;
 }
 
+}  // namespace io_detail
+
+using io_detail::FileDescriptor;
+using io_detail::quiet_hdf5;
+using io_detail::read_full;
+using io_detail::write_seal;
+
+namespace {
 //! Closes an HDF5 identifier with the matching call when it goes out of scope.
 class Handle {
  public:
@@ -93,141 +103,6 @@ void write_dataset(hid_t file, const std::string& name, hid_t type, const void* 
   string_attribute(set, "description", description);
 }
 }  // namespace
-
-// ---------------------------------------------------------------- the seal
-
-namespace {
-constexpr char kSealMagic[] = "cascade-seal 1 ";
-
-//! An open file descriptor, closed when it goes out of scope.
-class FileDescriptor {
- public:
-  FileDescriptor(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC, 0666)) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
-//! pread until n bytes or the end of the file; the count read, -1 on an error.
-long long read_full(int fd, unsigned char* p, std::size_t n, std::uint64_t offset) {
-  std::size_t done = 0;
-  while (done < n) {
-    const ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) break;
-    done += std::size_t(r);
-  }
-  return static_cast<long long>(done);
-}
-
-//! The checksum of everything after the seal block; `bytes` is set to that length.
-bool body_checksum(int fd, std::uint64_t& sum, std::uint64_t& bytes) {
-  // Whole 8-byte words in every chunk but the last, so the sum is checksum64 of the body.
-  std::vector<unsigned char> buffer(std::size_t(8) << 20);
-  sum = 0xcbf29ce484222325ull;
-  bytes = 0;
-  for (;;) {
-    const long long got = read_full(fd, buffer.data(), buffer.size(), kSealBlockBytes + bytes);
-    if (got < 0) return false;
-    sum = checksum64(buffer.data(), std::size_t(got), sum);
-    bytes += std::uint64_t(got);
-    if (std::size_t(got) < buffer.size()) return true;
-  }
-}
-
-std::string seal_text(std::uint64_t sum, std::uint64_t bytes) {
-  return fmt::format("{}fnv1a64w:{:016x} {}\n", kSealMagic, sum, bytes);
-}
-
-void write_seal(const FileDescriptor& fd, const std::string& path) {
-  if (!fd.ok()) throw RunError("cannot open '" + path + "' to seal it: " + std::strerror(errno));
-  std::uint64_t sum = 0, bytes = 0;
-  if (!body_checksum(fd.get(), sum, bytes))
-    throw RunError("cannot read '" + path + "' back to seal it: " + std::strerror(errno));
-  std::string block = seal_text(sum, bytes);
-  block.resize(kSealBlockBytes, '\0');
-  if (::pwrite(fd.get(), block.data(), block.size(), 0) != static_cast<ssize_t>(block.size()))
-    throw RunError("cannot write the seal of '" + path + "' (disk full or write error?): " + std::strerror(errno));
-}
-
-//! Reads the seal block: false when the file has none.
-bool read_seal(const FileDescriptor& fd, std::uint64_t& sum, std::uint64_t& bytes) {
-  unsigned char block[kSealBlockBytes] = {};
-  const long long got = read_full(fd.get(), block, sizeof(block), 0);
-  const std::size_t magic = sizeof(kSealMagic) - 1;
-  if (got < static_cast<long long>(magic) || std::memcmp(block, kSealMagic, magic) != 0) return false;
-  block[kSealBlockBytes - 1] = 0;
-  char newline = 0;
-  unsigned long long s = 0, b = 0;
-  if (std::sscanf(reinterpret_cast<const char*>(block) + magic, "fnv1a64w:%16llx %llu%c", &s, &b, &newline) != 3 ||
-      newline != '\n')
-    return false;
-  sum = s;
-  bytes = b;
-  return true;
-}
-}  // namespace
-
-void verify_seal(const std::string& path, bool required) {
-  FileDescriptor fd(path, O_RDONLY);
-  if (!fd.ok()) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  std::uint64_t stored = 0, stored_bytes = 0;
-  if (!read_seal(fd, stored, stored_bytes)) {
-    if (required)
-      throw InputError(path + ": not a cascade checkpoint (no cascade seal at the start of the file)");
-    return;
-  }
-  std::uint64_t sum = 0, bytes = 0;
-  if (!body_checksum(fd.get(), sum, bytes)) throw InputError(path + ": cannot read: " + std::strerror(errno));
-  const std::string hint = "if it was edited on purpose, 'cascade seal " + path + "' re-seals it";
-  if (bytes != stored_bytes)
-    throw InputError(fmt::format("{}: truncated or corrupt: {} bytes follow the seal block, the seal says {} ({})",
-                                 path, bytes, stored_bytes, hint));
-  if (sum != stored) throw InputError(path + ": corrupt: the file does not match its seal (" + hint + ")");
-}
-
-bool is_hdf5_file(const std::string& path) {
-  // Non-blocking and regular files only: a FIFO or a device is no HDF5 file, and must not hang.
-  FileDescriptor fd(path, O_RDONLY | O_NONBLOCK);
-  struct stat st{};
-  if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  static const unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  unsigned char head[sizeof(kSignature)] = {};
-  const std::size_t magic = sizeof(kSealMagic) - 1;
-  unsigned char seal[sizeof(kSealMagic)] = {};
-  return (read_full(fd.get(), head, sizeof(head), 0) == sizeof(head) &&
-          std::memcmp(head, kSignature, sizeof(head)) == 0) ||
-         (read_full(fd.get(), seal, magic, 0) == static_cast<long long>(magic) &&
-          std::memcmp(seal, kSealMagic, magic) == 0);
-}
-
-void check_resealable(const std::string& path) {
-  {
-    FileDescriptor probe(path, O_RDONLY);
-    if (!probe.ok()) throw InputError(path + ": cannot open: " + std::strerror(errno));
-    std::uint64_t sum = 0, bytes = 0;
-    if (!read_seal(probe, sum, bytes))
-      throw InputError(path + ": has no cascade seal block to renew (only files cascade wrote can be re-sealed)");
-  }
-  quiet_hdf5();
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path + ": not an HDF5 file after its seal block");
-  if (::access(path.c_str(), W_OK) != 0) throw InputError(path + ": not writable: " + std::strerror(errno));
-}
-
-void reseal(const std::string& path) {
-  check_resealable(path);
-  FileDescriptor fd(path, O_RDWR);
-  write_seal(fd, path);
-  if (::fsync(fd.get()) != 0) throw RunError("cannot sync '" + path + "' to disk: " + std::strerror(errno));
-}
 
 // ---------------------------------------------------------------- writer
 
@@ -659,20 +534,6 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw RunError("cannot rename '" + tmp + "' to '" + path + "': " + why);
   }
-}
-
-std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t h) {
-  constexpr std::uint64_t kPrime = 0x100000001b3ull;
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * kPrime;
-    h ^= h >> 29;  // fold high bits down: a plain word-wise FNV loses low-bit diffusion
-  }
-  for (; i < bytes; ++i) h = (h ^ p[i]) * kPrime;
-  return h;
 }
 
 }  // namespace cascade
