@@ -1,0 +1,177 @@
+//! @file One stage of the integrating-factor Runge-Kutta step fused with the spectral work
+//! between two evaluations (FusedStage), the budget sums of a mode, and the two together.
+#pragma once
+
+#include "kernels/ns_terms.cuh"
+
+namespace cascade {
+
+//! One stage of an integrating-factor Runge-Kutta step, fused with everything spectral that
+//! lies between the forward transforms of one nonlinear evaluation and the inverse transforms
+//! of the next (src/core/stepper.cpp derives the recursion; E(tau) = exp(L tau), h = dt):
+//!
+//!   K = mask[N + F],  N = (kx^2 - ky^2) A + kx ky B  (Basdevant: A, B the transforms of
+//!                                                     uv and v^2 - u^2)  or  N = A (advective)
+//!   S <- E(h dS) S + h b_i K                          (S: the solution accumulated to c_i)
+//!   last stage:  S <- E(h d_final) S,  Y = S          (the next step starts from S)
+//!   otherwise:   Y = base + h a_next E(h dK) K,  base = E(h dW) W (classic) or E(h dK) S
+//!   A, B (, C, D) <- the inputs of the next evaluation: u_hat, v_hat (, omega_x, omega_y) of Y,
+//!                    scaled by 1/(nx ny) for the inverse transforms.
+//! The stage values are never stored: only their velocity is needed. On the first stage of a
+//! classic step, W <- S (omega_n) on the way.
+template <class Real>
+struct FusedStage {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  LinearOperator<Real> lin;
+  Real scale;  //!< 1/(nx ny)
+  bool advective;
+  Real h, dS, hb;
+  bool last;
+  Real d_final, dW, dK, ha;
+  bool save_w;  //!< first stage of a classic step: W <- S
+  //! Leave the modes the dealiasing removes alone: the GPU's inverse transforms read the kept
+  //! modes alone (kernels/fft_callbacks.cuh), so no zeros are needed; S is zero there already.
+  bool skip_removed;
+  const Complex<Real>* F;  //!< forcing, may be null
+  Complex<Real>* W;        //!< classic tables; null for low storage
+  Complex<Real>* S;
+  Complex<Real>* A;
+  Complex<Real>* B;
+  Complex<Real>* C;  //!< advective form only
+  Complex<Real>* D;  //!< advective form only
+
+  CASCADE_HD void operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    if (!mask.keep(s, i, j)) {
+      // A mode the dealiasing removes (and the Nyquist modes): the state is zero there and stays
+      // zero (no nonlinear term, no forcing reaches it), so S is left as it is, and W, read only
+      // at kept modes, too. The next inputs are zero there: written without reading anything
+      // or evaluating the propagator, which skips most of the work for 5/9 of the modes under
+      // the 2/3 rule; or, where the inverse transforms read the kept modes alone, not written.
+      if (skip_removed) return;
+      const Complex<Real> zero = {Real(0), Real(0)};
+      A[idx] = zero;
+      B[idx] = zero;
+      if (advective) {
+        C[idx] = zero;
+        D[idx] = zero;
+      }
+      return;
+    }
+    const bool mean = i == 0 && j == 0;  // k = 0: no nonlinear term, nothing read
+    const Complex<Real> zero = {Real(0), Real(0)};
+    const Complex<Real> y = advance(idx, i, j, mean ? zero : A[idx], mean || advective ? zero : B[idx]);
+    const Real kx = s.kx(i), ky = s.ky(j);
+    velocity_of(kx, ky, scale, y, A[idx], B[idx]);  // the next evaluation's inputs
+    if (advective) {
+      C[idx] = {-kx * y.im * scale, kx * y.re * scale};
+      D[idx] = {-ky * y.im * scale, ky * y.re * scale};
+    }
+  }
+
+  //! The stage at the kept mode idx = (i, j), given the transforms of the products there
+  //! (Basdevant: p, q those of u v and v^2 - u^2; advective: p that of -u.grad omega, q
+  //! unused): S (and W) updated, and Y, the state the next evaluation takes, returned.
+  CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q) const {
+    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
+    Complex<Real> k = {Real(0), Real(0)};
+    if (i != 0 || j != 0) {
+      if (advective) {
+        k = p;
+      } else {
+        const Real a = kx * kx - ky * ky, b = kx * ky;
+        k = {a * p.re + b * q.re, a * p.im + b * q.im};
+      }
+      if (F) k = caxpy(k, Real(1), F[idx]);
+    }
+    const Complex<Real> s_old = S[idx];
+    if (save_w) W[idx] = s_old;
+    // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
+    // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
+    Real cached_tau = Real(-1);
+    Complex<Real> cached = {Real(1), Real(0)};
+    auto prop = [&](Real tau) -> Complex<Real> {
+      if (tau == Real(0)) return {Real(1), Real(0)};
+      if (tau == cached_tau) return cached;
+      if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
+      cached_tau = tau;
+      cached = lin.propagator(kx, k2, tau);
+      return cached;
+    };
+    const Complex<Real> snew = caxpy(cmul(prop(h * dS), s_old), hb, k);
+    if (last) {
+      const Complex<Real> y = cmul(prop(h * d_final), snew);
+      S[idx] = y;
+      return y;
+    }
+    S[idx] = snew;
+    const Complex<Real> ek = prop(h * dK);
+    const Complex<Real> base = W ? cmul(prop(h * dW), save_w ? s_old : W[idx]) : cmul(ek, snew);
+    return caxpy(base, ha, cmul(ek, k));
+  }
+};
+
+//! Domain means from the half spectrum (Parseval; columns 0 and nx/2 count once, the others
+//! twice), accumulated in double whatever the run's precision, before the 1/(nx ny)^2 factor:
+//!   energy      E = 1/2 <|u|^2>       = 1/2 sum |w|^2 / k^2
+//!   enstrophy   Z = 1/2 <omega^2>     = 1/2 sum |w|^2
+//!   palinstrophy P = 1/2 <|grad w|^2> = 1/2 sum k^2 |w|^2
+//!   dissipation   = sum D(k) |w|^2 / k^2         (-dE/dt from the linear damping)
+//!   injection     = sum Re(conj(w) F) / k^2      (dE/dt from the forcing)
+template <class Real>
+struct SpectralSumsOfMode {
+  SpectralShape<Real> s;
+  LinearOperator<Real> lin;
+  const Complex<Real>* omega_hat;
+  const Complex<Real>* forcing_hat;  //!< may be null
+
+  CASCADE_HD SpectralSums operator()(std::size_t idx) const {
+    int i, j;
+    s.mode(idx, i, j);
+    const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
+    if (k2 <= 0) return SpectralSums{};
+    const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
+    const Complex<Real> o = omega_hat[idx];
+    const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
+    const double e = w * a2 / k2;  // twice this mode's energy
+    SpectralSums r;
+    r.energy = 0.5 * e;
+    r.enstrophy = 0.5 * w * a2;
+    r.palinstrophy = 0.5 * w * a2 * k2;
+    r.diss_nu = double(lin.viscous(Real(k2))) * e;
+    r.diss_mu = double(lin.mu) * e;
+    r.diss_alpha = double(lin.hypoviscous(Real(k2))) * e;
+    r.diss_z = double(lin.damping(Real(k2))) * w * a2;
+    if (forcing_hat) {
+      const Complex<Real> f = forcing_hat[idx];
+      const double dot = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im));
+      const double f2 = w * (double(f.re) * double(f.re) + double(f.im) * double(f.im));
+      r.inj = dot / k2;
+      r.inj_z = dot;
+      r.f2 = f2 / k2;
+      r.f2_z = f2;
+    }
+    return r;
+  }
+};
+
+//! The first fused stage of a step with the budget sums of its start state folded in: the
+//! sums read S and F before the stage overwrites S, so the budget costs no pass of its own.
+//! The modes the dealiasing removes add nothing (S and F are zero there): they are not read.
+template <class Real>
+struct FusedStageWithSums {
+  FusedStage<Real> stage;
+  SpectralSumsOfMode<Real> sums;
+
+  CASCADE_HD SpectralSums operator()(std::size_t idx) const {
+    int i, j;
+    stage.s.mode(idx, i, j);
+    const SpectralSums r = stage.mask.keep(stage.s, i, j) ? sums(idx) : SpectralSums{};
+    stage(idx);
+    return r;
+  }
+};
+
+}  // namespace cascade
