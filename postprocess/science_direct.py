@@ -26,14 +26,8 @@ BAND = (3.0, 25.0)   # the band, in units of k_f
 
 
 def analyse(run_dir):
-    deck = ss.run_deck(run_dir)
-    k_f = float(deck.get("forcing", {}).get("k_f", 0)) or None
-    if not k_f:
-        raise SystemExit("science_direct: %s: the deck has no forcing.k_f" % run_dir)
-    w = ss.spectra_window(run_dir)
+    deck, k_f, w, k_lo, k_hi, sel = ss.forced_band_window(run_dir, BAND, "science_direct")
     k = w["k"]
-    k_lo, k_hi = BAND[0] * k_f, BAND[1] * k_f
-    sel = (k >= k_lo) & (k <= k_hi)
     flux = w["Pi_Z"][sel]
     eta = float(flux.mean())
     eta_in = w["diag"]["injection_Z"][0]

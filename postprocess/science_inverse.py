@@ -27,14 +27,8 @@ LITERATURE_C = 6.0
 
 
 def analyse(run_dir):
-    deck = ss.run_deck(run_dir)
-    k_f = float(deck.get("forcing", {}).get("k_f", 0)) or None
-    if not k_f:
-        raise SystemExit("science_inverse: %s: the deck has no forcing.k_f" % run_dir)
-    w = ss.spectra_window(run_dir)
+    deck, k_f, w, k_lo, k_hi, sel = ss.forced_band_window(run_dir, BAND, "science_inverse")
     k = w["k"]
-    k_lo, k_hi = BAND[0] * k_f, BAND[1] * k_f
-    sel = (k >= k_lo) & (k <= k_hi)
     flux = -w["Pi"][sel]
     eps_I = float(flux.mean())
     eps = w["diag"]["injection"][0]

@@ -323,6 +323,19 @@ WINDOW_FRACTION = 0.5  # every forced case averages over the second half of its 
 NBLOCKS = 5            # error bars from 5 consecutive blocks of the window
 
 
+def forced_band_window(run_dir, band, name):
+    """The deck, forcing.k_f, the averaged spectra window (spectra_window) and the band
+    band[0] k_f <= k <= band[1] k_f of a forced run: (deck, k_f, w, k_lo, k_hi, sel)."""
+    deck = run_deck(run_dir)
+    k_f = float(deck.get("forcing", {}).get("k_f", 0)) or None
+    if not k_f:
+        raise SystemExit("%s: %s: the deck has no forcing.k_f" % (name, run_dir))
+    w = spectra_window(run_dir)
+    k_lo, k_hi = band[0] * k_f, band[1] * k_f
+    sel = (w["k"] >= k_lo) & (w["k"] <= k_hi)
+    return deck, k_f, w, k_lo, k_hi, sel
+
+
 def spectra_window(run_dir, fraction=WINDOW_FRACTION, nblocks=NBLOCKS):
     """The shell spectra and fluxes of a run averaged over its last `fraction` of simulated time,
     with block error bars, and the diagnostics averaged over the same window. Returns a dict:
