@@ -44,7 +44,7 @@ struct TransformCallbackParams {
     while (offset >= field) offset -= field;
     int i, j;
     shape.mode(std::size_t(offset), i, j);
-    return !shape.nyquist_x(i) && (!mask.two_thirds || 3 * i < shape.nx);
+    return !shape.nyquist_x(i) && (!mask.two_thirds || two_thirds_keeps(i, shape.nx));
   }
   //! Whether the element at `offset` of a complex pair's full spectrum (ny x nx, one field;
   //! ns_ops.cuh PackedLayout) is a mode the dealiasing keeps: column c holds kx = c, or

@@ -14,7 +14,8 @@
 //!
 //! The operations, by topic: ns_terms.cuh (mask, L, velocity, products), ns_stage.cuh (the
 //! fused IF-RK stage and the budget sums), complex_pairs.cuh (the evaluation as complex
-//! pairs), ns_fields.cuh (random numbers, shell spectra, forcings, initial fields).
+//! pairs), ns_fields.cuh (shell spectra, speed); the fields the equation is given (forcings,
+//! initial conditions) are include/cascade/fields/, filled by field_fill.cuh.
 #pragma once
 
 #include "kernels/complex_pairs.cuh"

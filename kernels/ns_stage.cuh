@@ -81,8 +81,7 @@ struct FusedStage {
       if (advective) {
         k = p;
       } else {
-        const Real a = kx * kx - ky * ky, b = kx * ky;
-        k = {a * p.re + b * q.re, a * p.im + b * q.im};
+        k = basdevant_term(kx, ky, p, q);
       }
       if (F) k = caxpy(k, Real(1), F[idx]);
     }
@@ -141,7 +140,7 @@ struct SpectralSumsOfMode {
     r.enstrophy = 0.5 * w * a2;
     r.palinstrophy = 0.5 * w * a2 * k2;
     r.diss_nu = double(lin.viscous(Real(k2))) * e;
-    r.diss_mu = double(lin.mu) * e;
+    r.diss_mu = double(lin.friction()) * e;
     r.diss_alpha = double(lin.hypoviscous(Real(k2))) * e;
     r.diss_z = double(lin.damping(Real(k2))) * w * a2;
     if (forcing_hat) {

@@ -7,45 +7,43 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cascade/equation.hpp"
+#include "cascade/coefficients.hpp"
+#include "cascade/grid.hpp"
 #include "cascade/types.hpp"
 #include "kernels/reduction_ops.cuh"
 #include "kernels/spectral_ops.cuh"
 
 namespace cascade {
 
-//! Modes kept: the 2/3 rule or, with dealias `none`, every mode but the Nyquist row and
-//! column (they have no real-valued odd derivative). k = 0 is kept here; its value is zero
-//! throughout (omega has zero mean).
-//!
-//! The 2/3 rule keeps |m| < nx/3 and |n| < ny/3, strictly: a product of two kept modes reaches
-//! 2K and aliases to 2K - N, which must fall outside the kept band, K < N/3. Where N is a
-//! multiple of 3 the mode |m| = N/3 itself would alias back onto -N/3, so it is zeroed too.
+//! Modes kept: the 2/3 rule (include/cascade/grid.hpp two_thirds_keeps) or, with dealias
+//! `none`, every mode but the Nyquist row and column (they have no real-valued odd
+//! derivative). k = 0 is kept here; its value is zero throughout (omega has zero mean).
 template <class Real>
 struct DealiasMask {
   bool two_thirds;
   CASCADE_HD bool keep(const SpectralShape<Real>& s, int i, int j) const {
     const int m = i, n = s.my(j) < 0 ? -s.my(j) : s.my(j);
     if (s.nyquist_x(i) || s.nyquist_y(j)) return false;
-    return !two_thirds || (3 * m < s.nx && 3 * n < s.ny);
+    return !two_thirds || (two_thirds_keeps(m, s.nx) && two_thirds_keeps(n, s.ny));
   }
 };
 
-//! Coefficients of the linear operator L(k) = -D(k) + i beta kx / k^2.
+//! The linear operator L(k) = -D(k) + i beta kx / k^2 of the deck's coefficients (coefficients.hpp
+//! LinearCoefficients, held as read), evaluated in Real.
 template <class Real>
 struct LinearOperator {
-  Real nu;
-  int p;
-  Real mu;
-  Real alpha;
-  int q;
-  Real beta;
+  LinearCoefficients c;
 
   //! The three parts of D(k) for k^2 > 0: viscosity, friction, hypoviscosity.
-  CASCADE_HD Real viscous(Real k2) const { return nu != Real(0) ? nu * int_power(k2, p) : Real(0); }
-  CASCADE_HD Real hypoviscous(Real k2) const { return alpha != Real(0) ? alpha / int_power(k2, q) : Real(0); }
+  CASCADE_HD Real viscous(Real k2) const {
+    return Real(c.nu) != Real(0) ? Real(c.nu) * int_power(k2, c.nu_order) : Real(0);
+  }
+  CASCADE_HD Real friction() const { return Real(c.mu); }
+  CASCADE_HD Real hypoviscous(Real k2) const {
+    return Real(c.alpha) != Real(0) ? Real(c.alpha) / int_power(k2, c.alpha_order) : Real(0);
+  }
   //! D(k) for k^2 > 0.
-  CASCADE_HD Real damping(Real k2) const { return mu + viscous(k2) + hypoviscous(k2); }
+  CASCADE_HD Real damping(Real k2) const { return friction() + viscous(k2) + hypoviscous(k2); }
   //! exp(L(k) tau): the integrating factor over a time tau, for one mode (1 at k = 0).
   CASCADE_HD Complex<Real> propagator(Real kx, Real k2, Real tau) const {
     if (k2 <= Real(0) || tau == Real(0)) return {Real(1), Real(0)};
@@ -54,6 +52,7 @@ struct LinearOperator {
     // damp to nothing would take at every stage (on the CPU, 60% of the fused stage).
     const Real x = -damping(k2) * tau;
     const Real decay = x < Real(sizeof(Real) == sizeof(double) ? -750 : -105) ? Real(0) : Real(exp(x));
+    const Real beta = Real(c.beta);
     if (beta == Real(0)) return {decay, Real(0)};
     const Real phase = beta * kx / k2 * tau;
     return {decay * Real(cos(phase)), decay * Real(sin(phase))};
@@ -120,6 +119,23 @@ struct AdvectiveInputs {
   }
 };
 
+//! Basdevant's (1983) products of the velocity at a point, their one definition (the product
+//! kernel, the row kernel and the complex pairs' store callback call it): u v and v^2 - u^2.
+//! With them u.grad(omega) needs two transforms instead of four (basdevant_term).
+template <class Real>
+CASCADE_HD inline void basdevant_products(Real u, Real v, Real& uv, Real& vv_uu) {
+  uv = u * v;
+  vv_uu = v * v - u * u;
+}
+
+//! The nonlinear term N = -u.grad(omega) at mode (kx, ky) from the transforms p of u v and q of
+//! v^2 - u^2: N = (kx^2 - ky^2) p + kx ky q (the fused stage and the shell transfer spectra).
+template <class T>
+CASCADE_HD inline Complex<T> basdevant_term(T kx, T ky, Complex<T> p, Complex<T> q) {
+  const T a = kx * kx - ky * ky, b = kx * ky;
+  return {a * p.re + b * q.re, a * p.im + b * q.im};
+}
+
 //! Basdevant's products, in place: u <- u v, v <- v^2 - u^2. Returns the CFL speed
 //! |u|/dx + |v|/dy of the point, so that the product kernel also yields the CFL maximum.
 template <class Real>
@@ -129,8 +145,7 @@ struct BasdevantProducts {
   Real* v;
   CASCADE_HD Real operator()(std::size_t idx) const {
     const Real a = u[idx], b = v[idx];
-    u[idx] = a * b;
-    v[idx] = b * b - a * a;
+    basdevant_products(a, b, u[idx], v[idx]);
     return speed(a, b);
   }
 };

@@ -29,32 +29,6 @@ struct PhysicalShape {
   }
 };
 
-//! The Gaussian Poisson problem (NVIDIA's spectral Poisson example):
-//!   phi = exp(-s / (2 sigma^2)),  s = (x - x0)^2 + (y - y0)^2,
-//!   r = lap(phi) = exp(-s / (2 sigma^2)) (s - 2 sigma^2) / sigma^4.
-//! Writes r (and phi, when `exact` is not null).
-template <class Real>
-struct GaussianPoissonProblem {
-  PhysicalShape<Real> g;
-  Real sigma;
-  Real x0;
-  Real y0;
-  Real* rhs;
-  Real* exact;
-
-  CASCADE_HD void operator()(std::size_t idx) const {
-    int i, j;
-    g.point(idx, i, j);
-    const Real x = Real(i) * g.dx - x0;
-    const Real y = Real(j) * g.dy - y0;
-    const Real s = x * x + y * y;
-    const Real s2 = sigma * sigma;
-    const Real e = exp(-s / (Real(2) * s2));
-    rhs[idx] = e * (s - Real(2) * s2) / (s2 * s2);
-    if (exact) exact[idx] = e;
-  }
-};
-
 //! a += c
 template <class Real>
 struct AddConstant {

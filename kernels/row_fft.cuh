@@ -31,6 +31,7 @@
 #include <cstddef>
 
 #include "cascade/types.hpp"
+#include "kernels/ns_terms.cuh"
 #include "kernels/reduction_ops.cuh"
 
 //! Full unrolling of the small loops on the device (the host compiler, for the tests, decides).
@@ -225,7 +226,7 @@ CASCADE_UNROLL
   for (int j = 0; j < 16; ++j) {
     const Real u = x[j].re, v = x[j].im;
     rate = op(rate, speed(u, v));
-    x[j] = {u * v, v * v - u * u};
+    basdevant_products(u, v, x[j].re, x[j].im);
   }
   // Back to the order the DIT pass reads: point q of the block was x[bit_reverse(q)].
   Cx<Real> y[16];

@@ -4,12 +4,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cascade/config.hpp"
+#include "cascade/forcing.hpp"
+#include "cascade/type_table.hpp"
+#include "core/deck_types.hpp"
+#include "physics/initial.hpp"
 #include "cascade/error.hpp"
 
 namespace cascade {
@@ -394,4 +399,57 @@ TEST(Config, DeckReadsAreBounded) {
 }
 
 }  // namespace
+}  // namespace cascade
+
+namespace cascade {
+
+// The deck's table of types (what `cascade check` accepts and input/README.md documents) and the
+// types that the solver makes (include/cascade/forcing.hpp, src/physics/initial.hpp) name the same
+// words: a word in one list alone is a type the deck accepts and the solver refuses, or the reverse.
+TEST(DeckTypes, TheTableAndTheTypesNameTheSameWords) {
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::vector<std::string> forcings, initials;
+  type_words<Forcing>(forcings);
+  type_words<InitialCondition>(initials);
+  EXPECT_EQ(sorted(deck::type_names(deck::forcing_types())), sorted(forcings));
+  EXPECT_EQ(sorted(deck::type_names(deck::initial_types())), sorted(initials));
+}
+
+// Each forcing type is made from the deck by its own word, and an unknown word is one line.
+TEST(DeckTypes, EachWordMakesItsType) {
+  const Grid g(64, 64, 2 * M_PI, 2 * M_PI);
+  ForcingConfig f;
+  f.k_f = 6;
+  f.dk = 1;
+  for (const char* word : {"none", "kolmogorov", "ring", "ring-steady"}) {
+    f.type = word;
+    const Forcing made = make_forcing(f, g);
+    const bool claims = std::visit(
+        [&](const auto& t) {
+          for (const char* w : t.kTypes)
+            if (std::string(w) == word) return true;
+          return false;
+        },
+        made);
+    EXPECT_TRUE(claims) << word;
+  }
+  EXPECT_TRUE(std::get<RingForcing>(make_forcing([&] { f.type = "ring"; return f; }(), g)).white_noise());
+  EXPECT_FALSE(std::get<RingForcing>(make_forcing([&] { f.type = "ring-steady"; return f; }(), g)).white_noise());
+  f.type = "spiral";
+  try {
+    make_forcing(f, g);
+    FAIL() << "an unknown forcing was made";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "forcing.type: unknown type 'spiral'");
+  }
+  // A shell between the modes of the grid holds none: refused when the forcing is made.
+  f.type = "ring";
+  f.k_f = 1.75;  // |k| = sqrt(2) and 2 lie outside (1.65, 1.85)
+  f.dk = 0.1;
+  EXPECT_THROW(make_forcing(f, g), InputError);
+}
+
 }  // namespace cascade

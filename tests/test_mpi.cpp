@@ -13,7 +13,6 @@
 
 #include "cascade/backend.hpp"
 #include "cascade/parallel.hpp"
-#include "cascade/vortex.hpp"
 
 using namespace cascade;
 
@@ -178,10 +177,10 @@ TEST_P(MpiSlabs, SpectralOperationsMatch) {
   p.whole->apply_mask(p.hw);
   p.slab->apply_mask(p.hs);
   EXPECT_LE(max_diff(p.spectra(false), p.spectra(true)), 1e-12 * max_abs(p.spectra(false))) << "mask";
-  p.whole->ring_forcing(8.0, 1.5, 2.0, 7, 11, ww);
-  p.slab->ring_forcing(8.0, 1.5, 2.0, 7, 11, ws);
-  p.whole->random_vorticity(5.0, 3, uw);
-  p.slab->random_vorticity(5.0, 3, us);
+  p.whole->fill_modes(RingModes<double>{8.0, 1.5, 2.0, 7, 11, kGrid.ny}, ww);
+  p.slab->fill_modes(RingModes<double>{8.0, 1.5, 2.0, 7, 11, kGrid.ny}, ws);
+  p.whole->fill_modes(McWilliamsModes<double>{5.0, 3, kGrid.ny}, uw);
+  p.slab->fill_modes(McWilliamsModes<double>{5.0, 3, kGrid.ny}, us);
   check("ring forcing, random vorticity");
 
   const LinearCoefficients lin{1e-3, 1, 0.1, 0.01, 1, 0};
@@ -255,18 +254,18 @@ TEST_P(MpiSlabs, PhysicalOperationsMatch) {
     EXPECT_LE(max_diff(a, b), 1e-14 * max_abs(a)) << what;
   };
   same(p.rw, p.rs, "products");
-  p.whole->taylor_green_vorticity(2, 0.7, vw);
-  p.slab->taylor_green_vorticity(2, 0.7, vs);
+  p.whole->fill_points(TaylorGreenPoints<double>{kGrid.dx(), kGrid.dy(), 4 * M_PI / kGrid.lx, 4 * M_PI / kGrid.ly, 0.7}, vw);
+  p.slab->fill_points(TaylorGreenPoints<double>{kGrid.dx(), kGrid.dy(), 4 * M_PI / kGrid.lx, 4 * M_PI / kGrid.ly, 0.7}, vs);
   same(vw, vs, "taylor-green");
-  p.whole->kolmogorov_forcing(0.3, 3, vw);
-  p.slab->kolmogorov_forcing(0.3, 3, vs);
+  p.whole->fill_points(KolmogorovPoints<double>{kGrid.dy(), 0.3, 6 * M_PI / kGrid.ly}, vw);
+  p.slab->fill_points(KolmogorovPoints<double>{kGrid.dy(), 0.3, 6 * M_PI / kGrid.ly}, vs);
   same(vw, vs, "kolmogorov");
-  const std::vector<VortexSpec> vortices = {{1.0, 1.2, 1.0, 0.3}, {3.5, 2.0, 0.5, -0.4}};
-  p.whole->vortex_field(vortices, vw);
-  p.slab->vortex_field(vortices, vs);
+  const VortexPoints vortices{kGrid.dx(), kGrid.dy(), kGrid.lx, kGrid.ly, {{1.0, 1.2, 1.0, 0.3}, {3.5, 2.0, 0.5, -0.4}}, 2};
+  p.whole->fill_points(vortices, vw);
+  p.slab->fill_points(vortices, vs);
   same(vw, vs, "vortices");
-  p.whole->gaussian_poisson_problem(0.4, 2.0, 1.0, vw, nullptr);
-  p.slab->gaussian_poisson_problem(0.4, 2.0, 1.0, vs, nullptr);
+  p.whole->fill_points(GaussianPoissonRhs<double>{kGrid.dx(), kGrid.dy(), 0.4, 2.0, 1.0}, vw);
+  p.slab->fill_points(GaussianPoissonRhs<double>{kGrid.dx(), kGrid.dy(), 0.4, 2.0, 1.0}, vs);
   same(vw, vs, "gaussian");
   // A NaN on any rank is the maximum on all of them.
   std::vector<double> f = random_field(7);

@@ -47,8 +47,8 @@ TEST(RingForcing, CpuAndGpuDrawTheSameForcing) {
   auto gpu = make_backend<double>(BackendKind::Cuda, g);
   Buffer<Complex<double>> fc = cpu->spectral_field(), fg = gpu->spectral_field();
   for (unsigned long long step : {0ull, 1ull, 12345ull}) {
-    cpu->ring_forcing(10, 2, 3.5, 42, step, fc);
-    gpu->ring_forcing(10, 2, 3.5, 42, step, fg);
+    cpu->fill_modes(RingModes<double>{10, 2, 3.5, 42, step, g.ny}, fc);
+    gpu->fill_modes(RingModes<double>{10, 2, 3.5, 42, step, g.ny}, fg);
     std::vector<Complex<double>> a, b;
     cpu->to_host(fc, a);
     gpu->to_host(fg, b);
@@ -72,7 +72,7 @@ TEST(RingForcing, IsRealAndConfinedToTheShell) {
   auto b = make_backend<double>(BackendKind::Cpu, c.make_grid());
   Buffer<Complex<double>> f = b->spectral_field();
   Buffer<double> phys = b->real_field();
-  b->ring_forcing(6, 1, 1.0, 1, 7, f);
+  b->fill_modes(RingModes<double>{6, 1, 1.0, 1, 7, c.grid.ny}, f);
   std::vector<Complex<double>> h;
   b->to_host(f, h);
   const Grid& g = c.make_grid();

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cascade/buffer.hpp"
-#include "cascade/equation.hpp"
-#include "cascade/vortex.hpp"
+#include "cascade/coefficients.hpp"
+#include "cascade/fields.hpp"
 #include "cascade/grid.hpp"
 #include "cascade/step_plan.hpp"
 #include "cascade/types.hpp"
@@ -75,10 +75,13 @@ class Backend {
   //! out_hat = a * in_hat (in place allowed).
   virtual void scale(const Buffer<Cplx>& in_hat, Buffer<Cplx>& out_hat, Real a) = 0;
 
-  // ---- pointwise operations
-  //! rhs = lap(exp(-s/(2 sigma^2))), exact = exp(-s/(2 sigma^2)) (exact may be null).
-  virtual void gaussian_poisson_problem(Real sigma, Real x0, Real y0, Buffer<Real>& rhs,
-                                        Buffer<Real>* exact) = 0;
+  // ---- fields (include/cascade/fields.hpp)
+  //! out_hat = the field at every mode the dealiasing keeps, zero elsewhere (k = 0 as the field
+  //! gives it). RunError for a field given at points.
+  virtual void fill_modes(const FieldSpec<Real>& field, Buffer<Cplx>& out_hat) = 0;
+  //! out = the field at every point, or out + the field with `add` (summed in double). RunError
+  //! for a field given at modes.
+  virtual void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add = false) = 0;
   virtual void add_constant(Buffer<Real>& a, Real c) = 0;
 
   // ---- the vorticity equation (kernels/ns_ops.cuh); the state omega_hat is kept dealiased
@@ -170,18 +173,6 @@ class Backend {
   //! out[0..3], each resized to `shells`.
   virtual void shell_spectra(const Buffer<Cplx>& omega_hat, bool advective, const Buffer<Cplx>* a,
                              const Buffer<Cplx>* b, double dk, int shells, std::vector<double> (&out)[4]) = 0;
-  //! Ring forcing (ns_ops.cuh RingForcing): |F| = amp |k| in the shell, phases keyed by
-  //! (seed, counter, mode).
-  virtual void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
-                            Buffer<Cplx>& f_hat) = 0;
-  //! Gaussian vortices summed over the nearest periodic images (ns_ops.cuh VortexField).
-  virtual void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& omega) = 0;
-  //! McWilliams (1984) random vorticity, phases keyed by seed (not normalised).
-  virtual void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& omega_hat) = 0;
-  //! omega of psi = A sin(m kx0 x) sin(m ky0 y).
-  virtual void taylor_green_vorticity(int mode, double amplitude, Buffer<Real>& omega) = 0;
-  //! f = -chi k_f cos(k_f y), k_f = 2 pi n_f / ly (vorticity of the body force chi sin(k_f y)).
-  virtual void kolmogorov_forcing(double chi, int n_f, Buffer<Real>& f) = 0;
 
  protected:
   Grid grid_;

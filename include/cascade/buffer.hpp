@@ -42,6 +42,12 @@ class Buffer {
   //! Whether this buffer frees its memory (false for a view into another's, as the second of
   //! a backend's pair).
   bool owns() const { return deleter_ != nullptr; }
+  //! Whether `second` is the second field of a pair this buffer was made the first of
+  //! (Backend::real_pair, spectral_pair: one allocation, transformed by one batched plan). The
+  //! pair is recorded when it is made, not inferred from where the memory lies.
+  bool pairs_with(const Buffer& second) const { return second_ != nullptr && second_ == second.data_; }
+  //! Make this the first of a pair with `second` (the backends' pair allocation alone).
+  void set_pair(const Buffer& second) { second_ = second.data_; }
   //! Give up the allocation: returns the deleter, which the caller now owes data() (this
   //! buffer is left empty).
   Deleter release() noexcept {
@@ -49,6 +55,7 @@ class Buffer {
     data_ = nullptr;
     size_ = 0;
     deleter_ = nullptr;
+    second_ = nullptr;
     return d;
   }
 
@@ -58,11 +65,13 @@ class Buffer {
     std::swap(size_, o.size_);
     std::swap(space_, o.space_);
     std::swap(deleter_, o.deleter_);
+    std::swap(second_, o.second_);
   }
   T* data_ = nullptr;
   std::size_t size_ = 0;
   MemorySpace space_ = MemorySpace::Host;
   Deleter deleter_ = nullptr;
+  const T* second_ = nullptr;  //!< the second of this buffer's pair, if it is the first of one
 };
 
 }  // namespace cascade

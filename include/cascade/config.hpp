@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cascade/coefficients.hpp"
 #include "cascade/grid.hpp"
 #include "cascade/types.hpp"
 
@@ -28,15 +29,8 @@ struct GridConfig {
   NonlinearForm nonlinear = NonlinearForm::Basdevant;  //!< how u.grad(omega) is evaluated
 };
 
-//! D(k) = nu k^(2 nu_order) + mu + alpha k^(-2 alpha_order); beta: the beta-plane term -beta v.
-struct PhysicsConfig {
-  double nu = 0;
-  int nu_order = 1;
-  double mu = 0;
-  double alpha = 0;
-  int alpha_order = 1;
-  double beta = 0;
-};
+//! The `physics` section: the linear operator's coefficients (coefficients.hpp), read as they are.
+using PhysicsConfig = LinearCoefficients;
 
 struct ForcingConfig {
   std::string type = "none";  //!< one of src/core/deck_types.cpp's forcing types

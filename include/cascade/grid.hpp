@@ -9,9 +9,19 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "cascade/types.hpp"
+
 namespace cascade {
 
 enum class Dealias { TwoThirds, None };
+
+//! The 2/3 rule along an axis of n points (Orszag 1971), its one definition: wavenumber index
+//! |m| is kept when 3 |m| < n, strictly. A product of two kept modes reaches 2K and aliases to
+//! 2K - n, which must fall outside the kept band, K < n/3; where n is a multiple of 3 the mode
+//! |m| = n/3 itself would alias back onto -n/3, so it goes too.
+CASCADE_HD constexpr bool two_thirds_keeps(int m_abs, int n) { return 3 * m_abs < n; }
+//! The largest index the 2/3 rule keeps along an axis of n points: the kept band is 0..band.
+constexpr int two_thirds_band(int n) { return (n - 1) / 3; }
 
 struct Grid {
   int nx = 0;

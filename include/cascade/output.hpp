@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cascade/config.hpp"
-#include "cascade/solver.hpp"
+#include "cascade/diagnostics.hpp"
 #include "cascade/types.hpp"
 
 namespace cascade {

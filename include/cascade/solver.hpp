@@ -9,47 +9,14 @@
 #include "cascade/backend.hpp"
 #include "cascade/cfl.hpp"
 #include "cascade/config.hpp"
+#include "cascade/coefficients.hpp"
+#include "cascade/diagnostics.hpp"
 #include "cascade/equation.hpp"
+#include "cascade/fields.hpp"
 #include "cascade/error.hpp"
 #include "cascade/stepper.hpp"
 
 namespace cascade {
-
-//! One row of diagnostics (docs/output-format.md, Diagnostics): domain means of the state at time t, and the
-//! budget terms. In a row written at an output time the budget terms are means over the
-//! interval since the previous row, accumulated exactly step by step (trapezoidal in time for
-//! the damping, and for deterministic forcing; the injection of white-in-time forcing is the
-//! energy its increment adds, Re<omega, F> + dt/2 |F|^2), so that
-//! E(t_i) - E(t_{i-1}) = (t_i - t_{i-1}) (injection - dissipation) to the stepper's accuracy.
-//! Elsewhere (the first row, progress lines) they are the instantaneous rates.
-struct Diagnostics {
-  long step = 0;
-  double t = 0;
-  double dt = 0;            //!< the step that ended at t (0 before the first)
-  double energy = 0;        //!< E = 1/2 <|u|^2>
-  double enstrophy = 0;     //!< Z = 1/2 <omega^2>
-  double palinstrophy = 0;  //!< P = 1/2 <|grad omega|^2>
-  double max_u = 0;         //!< max |u|
-  std::string cfl_limit = "none";
-  double injection = 0;     //!< dE/dt from the forcing
-  double dissipation = 0;   //!< -dE/dt from D(k) = the three below
-  double dissipation_nu = 0;     //!< -dE/dt by viscosity
-  double dissipation_mu = 0;     //!< -dE/dt by friction
-  double dissipation_alpha = 0;  //!< -dE/dt by hypoviscosity
-  double injection_z = 0;        //!< dZ/dt from the forcing
-  double dissipation_z = 0;      //!< -dZ/dt from D(k)
-  double wall_per_step = 0;      //!< seconds per step over the interval (run.cpp)
-};
-
-//! The budget integrals of the current diagnostics interval (kept in checkpoints, so that a
-//! restart continues the interval exactly).
-struct BudgetState {
-  static constexpr int kTerms = 6;  //!< diss_nu, diss_mu, diss_alpha, diss_z, inj, inj_z
-  double integral[kTerms] = {0, 0, 0, 0, 0, 0};
-  double interval = 0;  //!< time covered
-  double last_dt = 0;   //!< the last step, whose end-of-step half is still to be added
-  bool open = false;    //!< a step's end half is pending
-};
 
 //! What one adaptive step did.
 struct StepReport {
@@ -60,15 +27,6 @@ struct StepReport {
 };
 
 //! The run failed numerically (non-finite velocity, or a step below dt_min).
-//! The vorticity of initial.type file, read and checked (even sizes, finite values) by
-//! read_initial_field (output.hpp): a snapshot's /vorticity (physical, ny x nx) or a
-//! checkpoint's spectral state (interleaved re, im).
-struct InitialField {
-  bool spectral = false;
-  int nx = 0, ny = 0;
-  std::vector<double> values;
-};
-
 struct BlowUp : RunError {
   using RunError::RunError;
 };
@@ -84,10 +42,16 @@ class Solver {
   Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
 
   // ---- state
-  //! From the deck's `initial` and `forcing` sections; initial.type file takes its field from
-  //! `file` (read_initial_field, in the output layer: the solver reads no files).
+  //! From the deck's `initial` section (src/physics/initial.hpp) and the equation's forcing;
+  //! initial.type file takes its field from `file` (read_initial_field, in the output layer: the
+  //! solver reads no files). Time, step and budget start at zero.
   void initialise(const InitialField* file = nullptr);
   void set_vorticity(const std::vector<Real>& omega);       //!< physical, ny x nx
+  //! The sum of fields (include/cascade/fields.hpp), all given at points or one given at modes,
+  //! dealiased (no fields: zero).
+  void set_vorticity(const std::vector<FieldSpec<Real>>& terms);
+  //! Rescale the state to the total energy E = 1/2 <|u|^2> (InputError where it has none).
+  void scale_to_energy(double energy);
   void set_vorticity_hat(const std::vector<Cplx>& omega_hat);  //!< unnormalised DFT
   void set_forcing(const std::vector<Real>& f);             //!< physical vorticity forcing
   std::vector<Real> vorticity();      //!< physical, ny x nx
@@ -141,25 +105,26 @@ class Solver {
   static std::size_t required_bytes(const Config& config);
 
  private:
-  bool advective() const { return config_.grid.nonlinear == NonlinearForm::Advective; }
+  bool advective() const { return eq_.advective(); }
+  //! The field `f` into `out`, dealiased: one given at points goes through u_ and a transform.
+  void fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out);
+  void draw_forcing(long step, double h);
   void evaluation_inputs();
   Real evaluate_products(bool cfl = true);
   void advance(double h, const BudgetWeights& budget);
   BudgetWeights begin_step(double h);  //!< stochastic forcing for this step, and the budget's weights
-  void normalise_energy(double energy);
-  void load_file(const InitialField& field);
-  void lamb_dipole();
   BudgetWeights budget_weights(double d_weight, bool white_noise_step, double h) const;
 
+  //! How the forcing enters the budget: none, fixed in time, or white noise (drawn each step).
   enum class ForcingKind { None, Fixed, WhiteNoise };
   ForcingKind forcing_kind_ = ForcingKind::None;
-  double ring_amp_ = 0;  //!< white noise: |F| = ring_amp_ |k| / sqrt(dt)
   BudgetState budget_;
 
   Backend<Real>& b_;
   Config config_;
+  Equation eq_;
   const IfRkTable& table_;
-  LinearCoefficients lin_;
+  const LinearCoefficients& lin_ = eq_.linear;
   DtPolicy policy_;
 
   Buffer<Cplx> S_, W_;              // registers: S = omega_hat between steps, W = omega_n (classic)

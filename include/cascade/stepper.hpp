@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cascade/equation.hpp"
+#include "cascade/coefficients.hpp"
 
 namespace cascade {
 

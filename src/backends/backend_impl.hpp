@@ -9,11 +9,13 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cascade/backend.hpp"
 #include "cascade/error.hpp"
 #include "cascade/parallel.hpp"
+#include "kernels/field_fill.cuh"
 #include "kernels/ns_ops.cuh"
 #include "kernels/pointwise_ops.cuh"
 #include "kernels/spectral_ops.cuh"
@@ -153,12 +155,25 @@ class BackendImpl final : public Backend<Real> {
     exec_.for_each(in_hat.size(), ScaleSpectral<Real>{a, in_hat.data(), out_hat.data()});
   }
 
-  void gaussian_poisson_problem(Real sigma, Real x0, Real y0, Buffer<Real>& rhs,
-                                Buffer<Real>* exact) override {
-    check_real(rhs);
-    if (exact) check_real(*exact);
-    exec_.for_each(rhs.size(), GaussianPoissonProblem<Real>{physical(), sigma, x0, y0, rhs.data(),
-                                                           exact ? exact->data() : nullptr});
+  void fill_modes(const FieldSpec<Real>& field, Buffer<Cplx>& out) override {
+    check_spectral(out);
+    std::visit(
+        [&](const auto& spec) {
+          using Spec = std::decay_t<decltype(spec)>;
+          if constexpr (Spec::kSpectral) exec_.for_each(out.size(), FillModes<Real, Spec>{shape(), mask(), spec, out.data()});
+          else throw RunError("fill_modes: the field is given at points (fill_points)");
+        },
+        field);
+  }
+  void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add) override {
+    check_real(out);
+    std::visit(
+        [&](const auto& spec) {
+          using Spec = std::decay_t<decltype(spec)>;
+          if constexpr (!Spec::kSpectral) exec_.for_each(out.size(), FillPoints<Real, Spec>{physical(), spec, add, out.data()});
+          else throw RunError("fill_points: the field is given at modes (fill_modes)");
+        },
+        field);
   }
   void add_constant(Buffer<Real>& a, Real c) override {
     check_real(a);
@@ -326,40 +341,6 @@ class BackendImpl final : public Backend<Real> {
                                                b ? b->data() : nullptr},
                      shells, out);
   }
-  void ring_forcing(double k_f, double dk, double amp, unsigned long long seed, unsigned long long counter,
-                    Buffer<Cplx>& f) override {
-    check_spectral(f);
-    exec_.for_each(f.size(), RingForcing<Real>{shape(), mask(), k_f, dk, amp, seed, counter, f.data()});
-  }
-  void vortex_field(const std::vector<VortexSpec>& vortices, Buffer<Real>& w) override {
-    check_real(w);
-    const Grid& g = this->grid_;
-    VortexField<Real> f{g.nx, g.dx(), g.dy(), g.lx, g.ly, {}, 0, false, w.data(), this->slab_.j0};
-    for (std::size_t first = 0; first < vortices.size() || first == 0; first += kVortexBatch) {
-      f.count = 0;
-      for (std::size_t k = first; k < vortices.size() && f.count < kVortexBatch; ++k) f.v[f.count++] = vortices[k];
-      exec_.for_each(w.size(), f);
-      f.accumulate = true;
-      if (vortices.empty()) break;
-    }
-  }
-  void random_vorticity(double k0, unsigned long long seed, Buffer<Cplx>& w) override {
-    check_spectral(w);
-    exec_.for_each(w.size(), RandomVorticity<Real>{shape(), mask(), k0, seed, w.data()});
-  }
-  void taylor_green_vorticity(int mode, double amplitude, Buffer<Real>& w) override {
-    check_real(w);
-    const Grid& g = this->grid_;
-    exec_.for_each(w.size(), TaylorGreenVorticity<Real>{g.nx, Real(g.dx()), Real(g.dy()),
-                                                        mode * 2 * M_PI / g.lx, mode * 2 * M_PI / g.ly,
-                                                        amplitude, w.data(), this->slab_.j0});
-  }
-  void kolmogorov_forcing(double chi, int n_f, Buffer<Real>& f) override {
-    check_real(f);
-    const Grid& g = this->grid_;
-    exec_.for_each(f.size(), KolmogorovVorticityForcing<Real>{g.nx, Real(g.dy()), chi,
-                                                              n_f * 2 * M_PI / g.ly, f.data(), this->slab_.j0});
-  }
 
  private:
   //! The functor over every index, starting its results' maximum (cfl_maximum) or not.
@@ -426,11 +407,10 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kCanFuse) return exec_.has_packed() && paired(a, b);
     return false;
   }
-  //! Whether first and second are a pair (make_pair): second a view just past first, not an
-  //! allocation of its own that happens to lie there.
+  //! Whether first and second were made a pair (make_pair records it in first).
   template <class T>
   static bool paired(const Buffer<T>& first, const Buffer<T>& second) {
-    return second.data() == first.data() + first.size() && second.size() == first.size() && !second.owns();
+    return first.pairs_with(second);
   }
   template <class T>
   void make_pair(std::size_t n, Buffer<T>& first, Buffer<T>& second) {
@@ -440,6 +420,7 @@ class BackendImpl final : public Backend<Real> {
     const typename Buffer<T>::Deleter deleter = whole.release();
     first = Buffer<T>(data, n, space, deleter);  // owns the allocation
     second = Buffer<T>(data + n, n, space, nullptr);  // a view: no deleter
+    first.set_pair(second);
   }
   //! Whether this backend holds a slab of the grid (an MPI rank of a decomposed run).
   bool decomposed() const { return this->slab_.transposed; }
@@ -458,9 +439,7 @@ class BackendImpl final : public Backend<Real> {
   CflSpeed<Real> cfl_speed() const {
     return {Real(1.0 / this->grid_.dx()), Real(1.0 / this->grid_.dy())};
   }
-  static LinearOperator<Real> linear(const LinearCoefficients& c) {
-    return {Real(c.nu), c.p, Real(c.mu), Real(c.alpha), c.q, Real(c.beta)};
-  }
+  static LinearOperator<Real> linear(const LinearCoefficients& c) { return {c}; }
   template <class... More>
   void check_spectral(const Buffer<Cplx>& a, const Buffer<Cplx>& b, const More&... more) const {
     check_spectral(a);

@@ -20,8 +20,8 @@ std::string num(double x) { return fmt::format("{}", x); }
 void check_kolmogorov(const Config& c, const Locator& loc) {
   const ForcingConfig& f = c.forcing;
   check(std::isfinite(f.amplitude), loc, c, "forcing.amplitude", "a finite number", num(f.amplitude));
-  check(f.wavenumber >= 1 && 3 * f.wavenumber < c.grid.ny, loc, c, "forcing.wavenumber",
-        fmt::format("an integer in [1, {}] (below ny/3: kept by the 2/3 rule)", (c.grid.ny - 1) / 3),
+  check(f.wavenumber >= 1 && two_thirds_keeps(f.wavenumber, c.grid.ny), loc, c, "forcing.wavenumber",
+        fmt::format("an integer in [1, {}] (below ny/3: kept by the 2/3 rule)", two_thirds_band(c.grid.ny)),
         std::to_string(f.wavenumber));
 }
 
@@ -30,7 +30,7 @@ void check_shell(const Config& c, const Locator& loc) {
   const GridConfig& g = c.grid;
   const ForcingConfig& f = c.forcing;
   // The largest |k| the 2/3 rule keeps along both axes: a ring inside it is fully resolved.
-  const double kmax = std::min(2 * M_PI / g.lx * ((g.nx - 1) / 3), 2 * M_PI / g.ly * ((g.ny - 1) / 3));
+  const double kmax = std::min(2 * M_PI / g.lx * two_thirds_band(g.nx), 2 * M_PI / g.ly * two_thirds_band(g.ny));
   check(std::isfinite(f.k_f) && f.k_f > 0, loc, c, "forcing.k_f", "a positive wavenumber", num(f.k_f));
   check(std::isfinite(f.dk) && f.dk > 0 && f.dk < f.k_f, loc, c, "forcing.dk", "a half-width in (0, k_f)",
         num(f.dk));
@@ -79,7 +79,7 @@ void check_random(const Config& c, const Locator& loc) {
 
 void check_taylor_green(const Config& c, const Locator& loc) {
   const InitialConfig& ic = c.initial;
-  const int band = (std::min(c.grid.nx, c.grid.ny) - 1) / 3;  // largest wavenumber index the 2/3 rule keeps
+  const int band = two_thirds_band(std::min(c.grid.nx, c.grid.ny));
   check(std::isfinite(ic.amplitude), loc, c, "initial.amplitude", "a finite number", num(ic.amplitude));
   check(ic.mode >= 1 && ic.mode <= band, loc, c, "initial.mode",
         fmt::format("an integer in [1, {}] (below min(nx, ny)/3)", band), std::to_string(ic.mode));

@@ -1,8 +1,9 @@
 //! @file The forcing and initial-condition types, each declared once (src/core/deck_types.cpp): its
 //! word in the deck, the keys of its section it reads, the checks that hold for it alone (after
 //! each key's own) and its text in input/README.md. forcing.type and initial.type take their
-//! words from here. Adding a type: a row here, its physics (src/physics/solver.cpp's dispatch) and the
-//! key reference (check_docs.py write-keys). Private to src/.
+//! words from here. Adding a type: a row here, its physics (a file of include/cascade/forcing/ or
+//! src/physics/initial/, whose kTypes claims the word: the DeckTypes tests hold the two lists
+//! equal) and the key reference (check_docs.py write-keys). Private to src/.
 #pragma once
 
 #include <string>

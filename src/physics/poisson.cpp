@@ -17,7 +17,7 @@ PoissonResult solve_poisson(Backend<Real>& backend, const PoissonConfig& p) {
   Buffer<Real> phi = backend.real_field();
   Buffer<Complex<Real>> r_hat = backend.spectral_field();
   Buffer<Complex<Real>> phi_hat = backend.spectral_field();
-  backend.gaussian_poisson_problem(Real(p.sigma), Real(p.x0), Real(p.y0), rhs, nullptr);
+  backend.fill_points(GaussianPoissonRhs<Real>{Real(g.dx()), Real(g.dy()), Real(p.sigma), Real(p.x0), Real(p.y0)}, rhs);
   backend.forward(rhs, r_hat);
   backend.poisson_solve(r_hat, phi_hat);
   backend.inverse(phi_hat, phi);

@@ -6,16 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <variant>
 
 #include "cascade/error.hpp"
+#include "physics/initial.hpp"
 
 namespace cascade {
 
 template <class Real>
 Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request)
-    : b_(backend), config_(config), table_(stepper_table(config.time.stepper)) {
-  const PhysicsConfig& p = config.physics;
-  lin_ = {p.nu, p.nu_order, p.mu, p.alpha, p.alpha_order, p.beta};
+    : b_(backend), config_(config), eq_(Equation::of(config)), table_(stepper_table(config.time.stepper)) {
   const TimeConfig& t = config.time;
   policy_ = {t.cfl, t.dt_max, t.dt_min, t.growth, t.dt_initial};
 
@@ -24,7 +25,7 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   // Pairs (one allocation each): the fields that go through the transforms together.
   b_.spectral_pair(a_hat_, b_hat_);
   b_.real_pair(u_, v_);
-  if (config.grid.nonlinear == NonlinearForm::Advective) {
+  if (advective()) {
     b_.spectral_pair(c_hat_, d_hat_);
     b_.real_pair(wx_, wy_);
   }
@@ -39,7 +40,7 @@ std::size_t Solver<Real>::required_bytes(const Config& c) {
   const Grid g = c.make_grid();
   const bool adv = c.grid.nonlinear == NonlinearForm::Advective;
   const bool classic = !stepper_table(c.time.stepper).low_storage;
-  const bool forced = c.forcing.type != "none";
+  const bool forced = Equation::of(c).forced();
   const std::size_t spectral = 1 /*S*/ + (classic ? 1 : 0) + (adv ? 4 : 2) + (forced ? 1 : 0);
   const std::size_t real = adv ? 4 : 2;
   return spectral * g.spectral_size() * sizeof(Cplx) + real * g.size() * sizeof(Real);
@@ -57,77 +58,14 @@ std::size_t Solver<Real>::memory_bytes() const {
 
 template <class Real>
 void Solver<Real>::initialise(const InitialField* file) {
-  inputs_ready_ = false;  // the work fields are about to change, or S is
-  const InitialConfig& ic = config_.initial;
-  const Grid& g = b_.grid();
-  if (ic.type == "random") {
-    b_.random_vorticity(ic.k0, static_cast<unsigned long long>(ic.seed), S_);
-    normalise_energy(ic.energy);
-  } else if (ic.type == "taylor-green") {
-    b_.taylor_green_vorticity(ic.mode, ic.amplitude, u_);
-    b_.forward(u_, S_);
-    b_.apply_mask(S_);
-  } else if (ic.type == "vortices" || ic.type == "gaussian") {
-    std::vector<VortexSpec> list;
-    if (ic.type == "gaussian") {
-      // Peak vorticity `amplitude`, width `radius`: Gamma = amplitude 2 pi sigma^2.
-      list.push_back({ic.x0, ic.y0, ic.radius, ic.amplitude * 2 * M_PI * ic.radius * ic.radius});
-    } else {
-      for (const VortexConfig& v : ic.vortices)
-        list.push_back({v.x, v.y, v.profile == "lamb-oseen" ? v.radius / std::sqrt(2.0) : v.radius, v.circulation});
-    }
-    b_.vortex_field(list, u_);
-    b_.forward(u_, S_);
-    b_.apply_mask(S_);  // also removes the mean: a periodic box holds no net circulation
-  } else if (ic.type == "lamb-dipole") {
-    lamb_dipole();
-  } else if (ic.type == "file") {
-    if (!file) throw RunError("initial.type file: the field of '" + ic.path + "' was not read before initialise");
-    load_file(*file);
-  } else if (ic.type == "zero") {
-    b_.scale(S_, S_, Real(0));
-  } else {
-    throw InputError("initial.type: unknown type '" + ic.type + "'");
-  }
-
-  const ForcingConfig& f = config_.forcing;
+  std::visit([&](const auto& initial) { initial.apply(*this, file); },
+             make_initial(config_.initial, b_.grid()));
   forcing_hat_.reset();
   forcing_kind_ = ForcingKind::None;
-  if (f.type == "kolmogorov") {
-    b_.kolmogorov_forcing(f.amplitude, f.wavenumber, u_);
+  if (eq_.forced()) {
     forcing_hat_ = b_.spectral_field();
-    b_.forward(u_, *forcing_hat_);
-    b_.apply_mask(*forcing_hat_);
-    forcing_kind_ = ForcingKind::Fixed;
-  } else if (f.type == "ring" || f.type == "ring-steady") {
-    // Sum of the half-spectrum weights over the forced shell (2 off the kx = 0 column).
-    double weight = 0;
-    const double kx0 = 2 * M_PI / g.lx, ky0 = 2 * M_PI / g.ly;
-    const int imax = std::min(g.nx / 2, int((f.k_f + f.dk) / kx0) + 1);
-    const int nmax = std::min(g.ny / 2, int((f.k_f + f.dk) / ky0) + 1);
-    for (int n = -nmax; n <= nmax; ++n)
-      for (int i = 0; i <= imax; ++i) {
-        const double k = std::hypot(kx0 * i, ky0 * n);
-        const bool kept = g.dealias == Dealias::None || (3 * i < g.nx && 3 * std::abs(n) < g.ny);
-        if (k > 0 && std::abs(k - f.k_f) < f.dk && kept && 2 * i != g.nx && 2 * std::abs(n) != g.ny)
-          weight += i == 0 ? 1.0 : 2.0;
-      }
-    if (weight == 0) throw InputError("forcing.k_f: the shell |k - k_f| < dk holds no mode of this grid");
-    const double n = double(g.size());
-    forcing_hat_ = b_.spectral_field();
-    if (f.type == "ring") {
-      // Mean injection (dt/2)|F|^2_E = epsilon with |F_hat| = amp |k| / sqrt(dt) on each mode:
-      // amp^2 weight / (2 N^2) = epsilon.
-      ring_amp_ = std::sqrt(2 * f.epsilon / weight) * n;
-      forcing_kind_ = ForcingKind::WhiteNoise;
-    } else {
-      // Steady: <|f|^2> = |F|^2_E = amp^2 weight / N^2 = amplitude^2.
-      b_.ring_forcing(f.k_f, f.dk, f.amplitude * n / std::sqrt(weight), static_cast<unsigned long long>(f.seed), 0,
-                      *forcing_hat_);
-      forcing_kind_ = ForcingKind::Fixed;
-    }
-  } else if (f.type != "none") {
-    throw InputError("forcing.type: unknown type '" + f.type + "'");
+    forcing_kind_ = eq_.white_noise() ? ForcingKind::WhiteNoise : ForcingKind::Fixed;
+    if (forcing_kind_ == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (begin_step)
   }
   t_ = 0;
   step_ = 0;
@@ -135,62 +73,51 @@ void Solver<Real>::initialise(const InitialField* file) {
   set_budget(BudgetState{});
 }
 
-//! The Lamb-Chaplygin dipole of radius a translating at speed U along +x (Lamb 1932): inside
-//! r < a, omega = -2 U k J1(k r) / J0(k a) sin(theta), k a = 3.8317 (the first zero of J1);
-//! zero outside. Evaluated on the host (Bessel functions), with the nearest periodic images.
+//! The equation's forcing for the step `step` of size h into forcing_hat_.
 template <class Real>
-void Solver<Real>::lamb_dipole() {
-  const InitialConfig& ic = config_.initial;
-  const Grid& g = b_.grid();
-  const double ka = 3.831705970207512, a = ic.radius, k = ka / a, U = ic.speed;
-  const double j0 = std::cyl_bessel_j(0.0, ka);
-  std::vector<Real> w(g.size(), Real(0));
-  for (int j = 0; j < g.ny; ++j)
-    for (int i = 0; i < g.nx; ++i) {
-      double x = g.x(i) - ic.x0, y = g.y(j) - ic.y0;
-      x -= g.lx * std::round(x / g.lx);  // nearest image
-      y -= g.ly * std::round(y / g.ly);
-      const double r = std::hypot(x, y);
-      if (r >= a || r == 0) continue;
-      w[std::size_t(j) * g.nx + i] = Real(-2 * U * k * std::cyl_bessel_j(1.0, k * r) / j0 * (y / r));
-    }
-  set_vorticity(w);
-}
-
-//! initial.type file: the vorticity of a snapshot (/vorticity) or a checkpoint
-//! (/state/omega_hat), read by the caller (read_initial_field), resized spectrally when its
-//! grid differs.
-template <class Real>
-void Solver<Real>::load_file(const InitialField& f) {
-  const Grid& g = b_.grid();
-  if (f.spectral) {
-    set_vorticity_hat_resized(f.values, f.nx, f.ny);
-    return;
-  }
-  const int ny = f.ny, nx = f.nx;
-  const std::vector<double>& w = f.values;
-  if (nx == g.nx && ny == g.ny) {
-    set_vorticity(std::vector<Real>(w.begin(), w.end()));
-    return;
-  }
-  // Transform on the source grid (CPU, double), then pad or truncate the spectrum.
-  auto src = make_cpu_backend<double>(Grid(nx, ny, g.lx, g.ly, g.dealias), 0);
-  Buffer<double> phys = src->real_field();
-  Buffer<Complex<double>> hat = src->spectral_field();
-  src->from_host(w, phys);
-  src->forward(phys, hat);
-  std::vector<Complex<double>> h;
-  src->to_host(hat, h);
-  std::vector<double> flat(2 * h.size());
-  for (std::size_t k = 0; k < h.size(); ++k) {
-    flat[2 * k] = h[k].re;
-    flat[2 * k + 1] = h[k].im;
-  }
-  set_vorticity_hat_resized(flat, nx, ny);
+void Solver<Real>::draw_forcing(long step, double h) {
+  std::visit(
+      [&](const auto& f) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>)
+          fill_spectral(f.template field<Real>(b_.grid(), step, h), *forcing_hat_);
+      },
+      eq_.forcing);
 }
 
 template <class Real>
-void Solver<Real>::normalise_energy(double energy) {
+void Solver<Real>::fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out) {
+  inputs_ready_ = false;  // u_ may change
+  if (spectral(f)) {
+    b_.fill_modes(f, out);
+    return;
+  }
+  b_.fill_points(f, u_);
+  b_.forward(u_, out);
+  b_.apply_mask(out);
+}
+
+template <class Real>
+void Solver<Real>::set_vorticity(const std::vector<FieldSpec<Real>>& terms) {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
+  if (terms.empty()) {
+    b_.scale(S_, S_, Real(0));
+    return;
+  }
+  if (terms.size() == 1) {
+    fill_spectral(terms[0], S_);
+    return;
+  }
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    if (spectral(terms[k])) throw RunError("set_vorticity: a sum of fields must be given at points");
+    b_.fill_points(terms[k], u_, k > 0);
+  }
+  b_.forward(u_, S_);
+  b_.apply_mask(S_);
+}
+
+template <class Real>
+void Solver<Real>::scale_to_energy(double energy) {
+  inputs_ready_ = false;
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   const double e = b_.spectral_sums(lin_, S_, nullptr).energy / n2;
   if (!(e > 0)) throw InputError("initial: the random field has no energy on this grid (k0 too large?)");
@@ -373,11 +300,7 @@ BudgetWeights Solver<Real>::budget_weights(double d_weight, bool white_noise_ste
 //! both are rates at the same state).
 template <class Real>
 BudgetWeights Solver<Real>::begin_step(double h) {
-  if (forcing_kind_ == ForcingKind::WhiteNoise) {
-    b_.ring_forcing(config_.forcing.k_f, config_.forcing.dk, ring_amp_ / std::sqrt(h),
-                    static_cast<unsigned long long>(config_.forcing.seed), static_cast<unsigned long long>(step_),
-                    *forcing_hat_);
-  }
+  if (forcing_kind_ == ForcingKind::WhiteNoise) draw_forcing(step_, h);
   const BudgetWeights w = budget_weights((budget_.open ? 0.5 * budget_.last_dt : 0.0) + 0.5 * h, true, h);
   budget_.open = true;
   budget_.last_dt = h;

@@ -181,7 +181,7 @@ class CpuExec : public CpuLoops<Real> {
   void make_row_plans() {
     using C = typename F::complex;
     const int nx = nx_, ny = ny_, nxh = nx / 2 + 1;
-    const int kept_columns = (nx - 1) / 3 + 1;  // kx with 3 kx < nx (DealiasMask)
+    const int kept_columns = two_thirds_band(nx) + 1;  // kx = 0 .. the 2/3 rule's band
     // Scratch rows, each thread its own, each row on its own 64-byte boundary (fftw_malloc's
     // alignment or finer), so that every row has the alignment the plans were made for.
     constexpr std::size_t real_step = 64 / sizeof(Real), spectral_step = 64 / sizeof(Cplx);

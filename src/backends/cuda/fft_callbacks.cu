@@ -38,8 +38,9 @@ __device__ inline void store_kept(void* out, unsigned long long offset, C elemen
 //! PackedProductsSpeed).
 template <class Real, class C>
 __device__ inline void store_products(void* out, unsigned long long offset, C element) {
-  const Real a = element.x, b = element.y;
-  static_cast<C*>(out)[offset] = C{a * b, b * b - a * a};
+  C products;
+  cascade::basdevant_products<Real>(element.x, element.y, products.x, products.y);
+  static_cast<C*>(out)[offset] = products;
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "cascade/reduction.hpp"
 #include "kernels/reduction.cuh"
-#include "cascade/equation.hpp"
+#include "cascade/coefficients.hpp"
 #include "kernels/reduction_ops.cuh"
 
 namespace cascade {

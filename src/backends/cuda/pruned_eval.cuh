@@ -23,7 +23,7 @@ class PrunedEval {
   void make(PlanMaker<Real>& m, int ny, int nx, int level, bool pairs) {
     spectral_ = std::size_t(ny) * std::size_t(nx / 2 + 1);
     const long long nxh = nx / 2 + 1, n = nx;
-    const long long kept_columns = (nx - 1) / 3 + 1;  // kx = 0 .. kx with 3 kx < nx (DealiasMask)
+    const long long kept_columns = two_thirds_band(nx) + 1;  // kx = 0 .. the 2/3 rule's band
     // The level's callbacks: stores from level store, loads at level all.
     const char* store_rows = level >= 1 ? T::store_kept_columns : nullptr;
     const char* load_rows = level >= 2 ? T::load_kept_columns : nullptr;

@@ -118,7 +118,7 @@ class RowKernelEval {
            const MaxTarget<Real>& max, cudaStream_t stream, const After& after) const {
     pruned.columns_inverse(a);
     pruned.columns_inverse(b);
-    const row_fft::RowPhases<Real> ph{nx_, log2_, (nx_ - 1) / 3 + 1, nullptr, twiddles_, speed, spill_};
+    const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9: launch<32>(ph, a, b, cfl, max, stream); break;
       case 10: launch<64>(ph, a, b, cfl, max, stream); break;
