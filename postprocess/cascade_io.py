@@ -55,13 +55,15 @@ def list_snapshots(run_dir):
 
 def read_snapshot(path):
     """A snapshot -> dict of fields (vorticity, streamfunction, u, v as present; (ny, nx)),
-    'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'."""
+    'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'. The files store a field as
+    (t, y, x) with t of length 1 (before the netCDF layout: (y, x)); this returns (y, x)."""
     out = {"attrs": {}, "units": {}}
     with h5py.File(path, "r") as f:
         out["attrs"] = _attrs(f)
         for name in ("vorticity", "streamfunction", "u", "v"):
             if name in f:
-                out[name] = f[name][...]
+                values = f[name][...]
+                out[name] = values[0] if values.ndim == 3 and values.shape[0] == 1 else values
                 out["units"][name] = _attrs(f[name]).get("units", "")
     return out
 

@@ -207,10 +207,12 @@ InitialField read_initial_field(const std::string& path) {
     f.values = std::move(c.omega_hat);
   } else {
     H5Reader r(path);
-    const auto shape = r.shape("/vorticity");
+    // (t, y, x) with t of length 1; (y, x) in snapshots written before the t dimension.
+    auto shape = r.shape("/vorticity");
+    if (shape.size() == 3 && shape[0] == 1) shape.erase(shape.begin());
     if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2 ||
         shape[0] > (1u << 20) || shape[1] > (1u << 20))
-      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field, 4 to 2^20 a side");
+      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) or (1, ny, nx) field, 4 to 2^20 a side");
     f.ny = int(shape[0]);
     f.nx = int(shape[1]);
     f.values = r.read_double("/vorticity");
