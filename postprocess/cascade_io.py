@@ -16,6 +16,9 @@ Example:
     d = cascade_io.read_diagnostics("output/decaying")
     s = cascade_io.read_snapshot(cascade_io.list_snapshots("output/decaying")[-1])
     print(d["t"][-1], d["E"][-1], s["vorticity"].shape, s["attrs"]["time"])
+
+With xarray (Debian: python3-xarray python3-h5netcdf), open_run(run) gives the run as xarray
+datasets: the files are netCDF-4 (named dimensions t, y, x, k with coordinates).
 """
 import csv
 import glob
@@ -55,13 +58,15 @@ def list_snapshots(run_dir):
 
 def read_snapshot(path):
     """A snapshot -> dict of fields (vorticity, streamfunction, u, v as present; (ny, nx)),
-    'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'."""
+    'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'. The files store a field as
+    (t, y, x) with t of length 1 (before the netCDF layout: (y, x)); this returns (y, x)."""
     out = {"attrs": {}, "units": {}}
     with h5py.File(path, "r") as f:
         out["attrs"] = _attrs(f)
         for name in ("vorticity", "streamfunction", "u", "v"):
             if name in f:
-                out[name] = f[name][...]
+                values = f[name][...]
+                out[name] = values[0] if values.ndim == 3 and values.shape[0] == 1 else values
                 out["units"][name] = _attrs(f[name]).get("units", "")
     return out
 
@@ -174,3 +179,27 @@ def checkpoint_checksum(omega_hat_raw, time, dt, step):
     h = fold(0xCBF29CE484222325, np.ascontiguousarray(omega_hat_raw).tobytes())
     h = fold(h, np.array([time, dt, float(step)], dtype="<f8").tobytes())
     return "fnv1a64w:%016x" % h
+
+
+def open_run(run_dir):
+    """The run as xarray datasets (needs xarray and h5netcdf; Debian: python3-xarray
+    python3-h5netcdf): a dict with 'snapshots' (the fields over (t, y, x), every snapshot
+    along t), 'diagnostics' (every column over t) and 'spectra' (E, Z, Pi, Pi_Z over (t, k)),
+    None where the run has no such file. The datasets are read into memory, the snapshots
+    joined with xarray.concat; xarray.open_mfdataset(paths, engine="h5netcdf") opens them
+    lazily instead but needs dask (Debian: python3-dask). Files written before the netCDF
+    layout (no named dimensions) are refused by h5netcdf: read those with the read_*
+    functions above."""
+    import xarray as xr
+
+    def load(path):
+        return xr.load_dataset(path, engine="h5netcdf")
+
+    def dataset(name):
+        path = os.path.join(run_dir, name)
+        return load(path) if os.path.isfile(path) else None
+
+    paths = list_snapshots(run_dir)
+    snapshots = xr.concat([load(p) for p in paths], dim="t", data_vars="minimal", coords="minimal",
+                          combine_attrs="drop_conflicts") if paths else None
+    return {"snapshots": snapshots, "diagnostics": dataset("diagnostics.h5"), "spectra": dataset("spectra.h5")}

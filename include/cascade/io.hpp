@@ -26,7 +26,8 @@ class H5Writer {
   H5Writer(const H5Writer&) = delete;
   H5Writer& operator=(const H5Writer&) = delete;
 
-  //! A dataset of any rank, in double or float, with `units` and `description` attributes.
+  //! A dataset of any rank, in double or float, with `units` and `description` attributes (and
+  //! CF's `long_name`, the description again).
   void write(const std::string& name, const double* data, const std::vector<std::uint64_t>& shape,
              const std::string& units, const std::string& description);
   void write(const std::string& name, const float* data, const std::vector<std::uint64_t>& shape,
@@ -47,6 +48,16 @@ class H5Writer {
                      const std::string& units, const std::string& description);
   void append_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
                      const std::string& description);
+  //! netCDF-4 dimensions (docs/output-format.md, Dimensions): the rank-1 `values` as the
+  //! coordinate variable `name` of the dimension of the same name (an HDF5 dimension scale),
+  //! with CF's `axis` where one is given ("X", "Y", "T").
+  void coordinate(const std::string& name, const std::vector<double>& values, const std::string& units,
+                  const std::string& description, const std::string& axis = "");
+  //! Make a rank-1 dataset already written (a series such as /t) a coordinate variable.
+  void coordinate(const std::string& name);
+  //! Name the dimensions of the dataset `name` by coordinate variables (paths), one a dimension,
+  //! in order; dimensions named already are left as they are (a file being appended to).
+  void dimensions(const std::string& name, const std::vector<std::string>& coordinates);
   void group(const std::string& name);
   //! Attributes on the root ("/") or on any group or dataset already written.
   void attribute(const std::string& name, const std::string& value, const std::string& object = "/");
@@ -115,6 +126,10 @@ class H5Reader {
   std::unique_ptr<Impl> impl_;
   std::string path_;
 };
+
+//! The coordinate variables /x (nx) and /y (ny) of a field's grid, in `group` ("" for the root):
+//! the positions x_i = i lx/nx and y_j = j ly/ny of the values.
+void write_grid_coordinates(H5Writer& file, int nx, int ny, double lx, double ly, const std::string& group = "");
 
 //! The attributes every cascade file carries: deck text, resolved deck, version, backend, precision.
 void write_provenance(H5Writer& file, const Config& config, const std::string& backend);

@@ -165,6 +165,7 @@ struct SnapshotEntry {
   int precision_bytes;  //!< 4 or 8
   int nx, ny;           //!< the snapshot's own grid (a resized restart changes it)
   double dx, dy;
+  int rank = 3;         //!< of the stored fields: (t, y, x); 2, (y, x), in files written before t
 };
 
 //! snapshots/snap_NNNNNN.h5 and the XDMF index snapshots.xmf (rewritten after each snapshot).

@@ -65,6 +65,8 @@ int poisson_with(const Config& c, BackendKind kind, const std::string& why) {
   out.write_2d("/rhs", narrow.data(), grid.ny, grid.nx, "arbitrary", "right-hand side rhs = lap(exp(-s/(2 sigma^2)))");
   out.write_2d("/exact", r.exact.data(), grid.ny, grid.nx, "units of rhs times length^2",
                "exact solution exp(-s/(2 sigma^2)) in the same gauge (double)");
+  write_grid_coordinates(out, grid.nx, grid.ny, grid.lx, grid.ly);  // netCDF dimensions (y, x)
+  for (const char* name : {"/phi", "/rhs", "/exact"}) out.dimensions(name, {"/y", "/x"});
   out.close();
   fmt::print("wrote {}\n", path);
   return 0;

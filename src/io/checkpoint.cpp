@@ -50,6 +50,15 @@ std::function<void()> checkpoint_task(const std::string& path, const Config& con
     f.write("/state/omega_hat", reinterpret_cast<const Real*>(hat.data()),
             {std::uint64_t(g.ny), std::uint64_t(g.nxh()), 2}, "1/time (times nx ny: unnormalised DFT)",
             "exact spectral state: the unnormalised real-to-complex DFT of omega, (ky, kx, re/im)");
+    // netCDF dimensions: the wavenumbers of the rows and columns, in the DFT's order.
+    std::vector<double> ky(static_cast<std::size_t>(g.ny)), kx(static_cast<std::size_t>(g.nxh()));
+    for (int j = 0; j < g.ny; ++j) ky[std::size_t(j)] = g.ky(j);
+    for (int i = 0; i < g.nxh(); ++i) kx[std::size_t(i)] = g.kx(i);
+    f.coordinate("/state/ky", ky, "1/length",
+                 "wavenumber ky of the rows, in the DFT's order (0, 1, ..., ny/2, 1 - ny/2, ..., -1 times 2 pi/ly)");
+    f.coordinate("/state/kx", kx, "1/length", "wavenumber kx >= 0 of the columns");
+    f.coordinate("/state/part", {0.0, 1.0}, "1", "0: real part, 1: imaginary part");
+    f.dimensions("/state/omega_hat", {"/state/ky", "/state/kx", "/state/part"});
     f.group("/stepper");
     f.attribute("name", meta.stepper, "/stepper");
     f.attribute("dt_previous", meta.dt, "/stepper");
@@ -198,10 +207,12 @@ InitialField read_initial_field(const std::string& path) {
     f.values = std::move(c.omega_hat);
   } else {
     H5Reader r(path);
-    const auto shape = r.shape("/vorticity");
+    // (t, y, x) with t of length 1; (y, x) in snapshots written before the t dimension.
+    auto shape = r.shape("/vorticity");
+    if (shape.size() == 3 && shape[0] == 1) shape.erase(shape.begin());
     if (shape.size() != 2 || shape[0] < 4 || shape[1] < 4 || shape[0] % 2 || shape[1] % 2 ||
         shape[0] > (1u << 20) || shape[1] > (1u << 20))
-      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) field, 4 to 2^20 a side");
+      throw InputError(path + ": /vorticity: expected an even-sized (ny, nx) or (1, ny, nx) field, 4 to 2^20 a side");
     f.ny = int(shape[0]);
     f.nx = int(shape[1]);
     f.values = r.read_double("/vorticity");

@@ -218,6 +218,10 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
       else
         f.append_series("/" + col.name, series[c].counts, col.unit, col.description);
     }
+    // netCDF dimensions: every column over t, the coordinate variable.
+    f.coordinate("/t");
+    for (const auto& col : schema)
+      if (col.name != "t") f.dimensions("/" + col.name, {"/t"});
     f.close();
   };
 }

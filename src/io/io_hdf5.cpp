@@ -19,6 +19,7 @@
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/version.hpp"
+#include "io/dimensions.hpp"
 #include "io/seal.hpp"
 
 namespace cascade {
@@ -101,6 +102,7 @@ void write_dataset(hid_t file, const std::string& name, hid_t type, const void* 
   if (!empty) CASCADE_CHECK_HDF5(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
   string_attribute(set, "units", units);
   string_attribute(set, "description", description);
+  string_attribute(set, "long_name", description);  // CF's name for it, which xarray shows
 }
 }  // namespace
 
@@ -165,6 +167,8 @@ H5Writer::H5Writer(const std::string& path, Mode mode) : impl_(std::make_unique<
   // The user block (skipped by every HDF5 reader, h5py included) holds the seal.
   Handle fcpl(CASCADE_CHECK_HDF5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
   CASCADE_CHECK_HDF5(H5Pset_userblock(fcpl, kSealBlockBytes));
+  // Objects listed in the order written (netCDF readers and xarray show them so), not by name.
+  CASCADE_CHECK_HDF5(H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
   impl_->file = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
   if (impl_->file < 0) throw RunError("cannot create HDF5 file '" + tmp_ + "'");
 }
@@ -252,9 +256,22 @@ void H5Writer::write_series(const std::string& name, const std::vector<long long
                   description);
   });
 }
+void H5Writer::coordinate(const std::string& name, const std::vector<double>& values, const std::string& units,
+                          const std::string& description, const std::string& axis) {
+  write(name, values.data(), {std::uint64_t(values.size())}, units, description);
+  coordinate(name);
+  if (!axis.empty()) attribute("axis", axis, name);
+}
+void H5Writer::coordinate(const std::string& name) {
+  guarded(name, [&] { io_detail::make_dimension_scale(impl_->file, name); });
+}
+void H5Writer::dimensions(const std::string& name, const std::vector<std::string>& coordinates) {
+  guarded(name, [&] { io_detail::attach_dimension_scales(impl_->file, name, coordinates); });
+}
 void H5Writer::group(const std::string& name) {
-  Handle g(CASCADE_CHECK_HDF5(H5Gcreate2(impl_->file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-           H5Gclose);
+  Handle gcpl(CASCADE_CHECK_HDF5(H5Pcreate(H5P_GROUP_CREATE)), H5Pclose);
+  CASCADE_CHECK_HDF5(H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
+  Handle g(CASCADE_CHECK_HDF5(H5Gcreate2(impl_->file, name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT)), H5Gclose);
 }
 void H5Writer::attribute(const std::string& name, const std::string& value, const std::string& object) {
   Handle obj(CASCADE_CHECK_HDF5(H5Oopen(impl_->file, object.c_str(), H5P_DEFAULT)), H5Oclose);
@@ -455,6 +472,14 @@ void write_provenance(H5Writer& file, const Config& config, const std::string& b
   file.attribute("deck_source", config.source);
   file.attribute("deck_resolved", resolved_yaml(config));
   if (!config.run_id.empty()) file.attribute("run_id", config.run_id);
+}
+
+void write_grid_coordinates(H5Writer& file, int nx, int ny, double lx, double ly, const std::string& group) {
+  std::vector<double> x(static_cast<std::size_t>(nx)), y(static_cast<std::size_t>(ny));
+  for (int i = 0; i < nx; ++i) x[std::size_t(i)] = i * (lx / nx);
+  for (int j = 0; j < ny; ++j) y[std::size_t(j)] = j * (ly / ny);
+  file.coordinate(group + "/x", x, "length", "position x_i = i lx/nx of the values", "X");
+  file.coordinate(group + "/y", y, "length", "position y_j = j ly/ny of the values", "Y");
 }
 
 void make_directories(const std::string& path) {

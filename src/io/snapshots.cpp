@@ -29,22 +29,27 @@ const char kXdmfTail[] = "  </Grid>\n </Domain>\n</Xdmf>\n";
 const char kXdmfEntryStart[] = "   <Grid Name=\"snap_";
 const char kXdmfEntryEnd[] = "   </Grid>\n";
 
+//! A snapshot's grid in the x-y plane: XDMF orders dimensions and spacings slowest first
+//! (z y x), and its 2D meshes are read by VTK as the (y, z) plane, so the field is a 3D mesh
+//! one point thick along z, as the files store it: (t, y, x) with t of length 1.
 std::string xdmf_entry(const SnapshotEntry& e) {
   std::string x;
   const std::string file = "snapshots/" + snapshot_name(e.index);
   x += fmt::format("{}{:06d}\" GridType=\"Uniform\">\n", kXdmfEntryStart, e.index);
   x += fmt::format("    <Time Value=\"{}\"/>\n", e.time);
-  x += fmt::format("    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"{} {}\"/>\n", e.ny, e.nx);
-  x += "    <Geometry GeometryType=\"ORIGIN_DXDY\">\n";
-  x += "     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">0 0</DataItem>\n";
-  x += fmt::format("     <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"2\">{} {}</DataItem>\n", e.dy,
-                   e.dx);
+  x += fmt::format("    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"1 {} {}\"/>\n", e.ny, e.nx);
+  x += "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
+  x += "     <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">0 0 0</DataItem>\n";
+  x += fmt::format(
+      "     <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">1 {} {}</DataItem>\n", e.dy, e.dx);
   x += "    </Geometry>\n";
+  // Files written before the t dimension hold (ny, nx) fields.
+  const std::string dims = e.rank == 2 ? fmt::format("{} {}", e.ny, e.nx) : fmt::format("1 {} {}", e.ny, e.nx);
   for (const auto& name : e.fields) {
     x += fmt::format("    <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
     x += fmt::format(
-        "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{} {}\">{}:/{}</DataItem>\n",
-        e.precision_bytes, e.ny, e.nx, file, name);
+        "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">{}:/{}</DataItem>\n",
+        e.precision_bytes, dims, file, name);
     x += "    </Attribute>\n";
   }
   x += kXdmfEntryEnd;
@@ -71,6 +76,8 @@ bool kept_xdmf_entries(const std::string& path, long limit, std::string& out) {
     const std::size_t stop = close + sizeof(kXdmfEntryEnd) - 1;
     const std::string digits = text.substr(at + sizeof(kXdmfEntryStart) - 1, 6);
     if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() != 6) return false;
+    // An entry of an index written before the x-y plane (a 2D mesh): rebuilt from the files.
+    if (text.find("3DCoRectMesh", at) > close) return false;
     if (std::stol(digits) < limit) out += text.substr(at, stop - at);
     at = stop;
   }
@@ -109,15 +116,16 @@ std::string SnapshotSeries::listed_entries(long limit) const {
     const long index = numbered(name, "snap_");
     if (index < 0 || index >= limit) continue;
     H5Reader r(dir_ + "/snapshots/" + name);
-    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid_.nx, grid_.ny, grid_.dx(), grid_.dy()};
+    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid_.nx, grid_.ny, grid_.dx(), grid_.dy(), 3};
     for (const char* f : {"vorticity", "streamfunction", "u", "v"})
       if (r.has(std::string("/") + f)) {
         e.fields.push_back(f);
         e.precision_bytes = r.float_size(std::string("/") + f);
-        const auto shape = r.shape(std::string("/") + f);
-        if (shape.size() == 2) {
-          e.ny = int(shape[0]);
-          e.nx = int(shape[1]);
+        const auto shape = r.shape(std::string("/") + f);  // (1, ny, nx), or (ny, nx) in older files
+        if (shape.size() == 2 || shape.size() == 3) {
+          e.rank = int(shape.size());
+          e.ny = int(shape[shape.size() - 2]);
+          e.nx = int(shape[shape.size() - 1]);
         }
       }
     if (r.has_attribute("lx") && r.has_attribute("ly")) {
@@ -142,7 +150,7 @@ void SnapshotSeries::start() { make_directories(dir_ + "/snapshots"); }
 template <class Real>
 std::function<void()> SnapshotSeries::task(const Config& config, const std::string& backend, double t, long step,
                                            double dt, std::vector<std::pair<std::string, std::vector<Real>>> fields) {
-  SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy()};
+  SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy(), 3};
   for (const auto& f : fields) e.fields.push_back(f.first);
   ++next_;
   const std::string path = dir_ + "/snapshots/" + snapshot_name(e.index);
@@ -162,13 +170,17 @@ std::function<void()> SnapshotSeries::task(const Config& config, const std::stri
     f.attribute("dt", dt);
     f.attribute("lx", g.lx);
     f.attribute("ly", g.ly);
+    // netCDF dimensions (t, y, x), t of length 1: a run's snapshots concatenate along t.
+    f.coordinate("/t", {t}, "time", "simulation time", "T");
+    write_grid_coordinates(f, g.nx, g.ny, g.lx, g.ly);
     for (const auto& [name, values] : fields) {
       const bool w = name == "vorticity", s = name == "streamfunction";
-      f.write_2d("/" + name, values.data(), g.ny, g.nx,
-                 w ? "1/time" : s ? "length^2/time" : "length/time",
-                 w ? "vorticity omega = dv/dx - du/dy"
-                   : s ? "streamfunction psi, omega = -lap(psi), zero mean"
-                       : (name == "u" ? "velocity u = dpsi/dy" : "velocity v = -dpsi/dx"));
+      f.write("/" + name, values.data(), {1, std::uint64_t(g.ny), std::uint64_t(g.nx)},
+              w ? "1/time" : s ? "length^2/time" : "length/time",
+              w ? "vorticity omega = dv/dx - du/dy"
+                : s ? "streamfunction psi, omega = -lap(psi), zero mean"
+                    : (name == "u" ? "velocity u = dpsi/dy" : "velocity v = -dpsi/dx"));
+      f.dimensions("/" + name, {"/t", "/y", "/x"});
     }
     f.close();
     if (!whole.empty()) {

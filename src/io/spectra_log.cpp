@@ -75,7 +75,7 @@ std::function<void()> SpectraLog::h5_task(const Config& config, const std::strin
     H5Writer f(path, mode);
     write_provenance(f, config, backend);
     f.attribute("dk", dk);
-    if (with_k) f.write_series("/k", k, 1, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
+    if (with_k) f.coordinate("/k", k, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
     f.append_series("/t", t, 1, "time", "simulation time of each spectrum");
     f.append_series("/step", step, "1", "time step number of each spectrum");
     f.append_series("/E", e, k.size(), "length^3/time^2",
@@ -86,6 +86,10 @@ std::function<void()> SpectraLog::h5_task(const Config& config, const std::strin
                     "energy flux through k by the nonlinear term (time, k): minus its transfer summed over shells <= k");
     f.append_series("/Pi_Z", pz, k.size(), "1/time^3",
                     "enstrophy flux through k by the nonlinear term (time, k)");
+    // netCDF dimensions: t (unlimited, the rows) and k (the shells).
+    f.coordinate("/t");
+    f.dimensions("/step", {"/t"});
+    for (const char* name : {"/E", "/Z", "/Pi", "/Pi_Z"}) f.dimensions(name, {"/t", "/k"});
     f.close();
   };
   // The moved-from rows are empty: the log holds only what the next task will add.
