@@ -137,6 +137,27 @@ def test_restart_continues_bit_for_bit(tmp_path):
     assert_same_state(tmp_path / "full.h5", tmp_path / "again.h5")
 
 
+def test_restart_in_its_run_directory_continues_the_run(tmp_path):
+    common = {"grid.nx": 32, "grid.ny": 32, "time.t_end": 0.4, "output.checkpoint_every": 0.2,
+              "output.keep_checkpoints": 10}
+    with cascade.Simulation(DECK, set=common, output=tmp_path / "full") as a:
+        a.run()
+    with cascade.Simulation(DECK, set={**common, "time.t_end": 0.3}, output=tmp_path / "split") as b:
+        b.run()
+    first = sorted(os.listdir(tmp_path / "split" / "checkpoints"))[0]  # t = 0.2
+    with cascade.Simulation.restart(tmp_path / "split" / "checkpoints" / first, set={"time.t_end": 0.4},
+                                    output=True) as c:
+        assert c.output == str(tmp_path / "split") and c.t == 0.2
+        c.run()
+    # The same files but the checkpoint the abandoned continuation wrote at t = 0.3 (as the command).
+    kept = lambda d: [f for f in files_of(d) if not f.startswith("checkpoints/")]
+    assert kept(tmp_path / "full") == kept(tmp_path / "split")
+    last = sorted(os.listdir(tmp_path / "full" / "checkpoints"))[-1]
+    assert_same_state(tmp_path / "full" / "checkpoints" / last, tmp_path / "split" / "checkpoints" / last)
+    rows = lambda d: [",".join(l.split(",")[:10]) for l in open(d / "diagnostics.csv").read().splitlines()]
+    assert rows(tmp_path / "full") == rows(tmp_path / "split")
+
+
 def test_ctrl_c_stops_between_steps_and_the_simulation_goes_on(tmp_path):
     sim = cascade.Simulation(DECK, set={"grid.nx": 128, "grid.ny": 128, "time.t_end": 1000}, output=tmp_path / "run")
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
