@@ -47,11 +47,12 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA: the
-# sanitizers and the CUDA runtime do not mix).
+# sanitizers and the CUDA runtime do not mix; no Python module: an ASan-built extension would
+# need the runtime preloaded into python).
 SAN_BUILD ?= build-sanitize
 sanitize: deps
 	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(SAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCASCADE_CUDA=OFF -DCASCADE_SANITIZE=ON
+	  -DCASCADE_CUDA=OFF -DCASCADE_SANITIZE=ON -DCASCADE_PYTHON_MODULE=OFF
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS)
@@ -63,7 +64,7 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCASCADE_CUDA=OFF -DCASCADE_TESTS=OFF -DCASCADE_FUZZ=ON
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCASCADE_CUDA=OFF -DCASCADE_TESTS=OFF -DCASCADE_FUZZ=ON -DCASCADE_PYTHON_MODULE=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_deck fuzz_checkpoint
 	mkdir -p tests/fuzz/crashes
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_deck tests/fuzz/corpus_deck -max_total_time=$(FUZZ_SECONDS) \

@@ -62,6 +62,9 @@ class Solver {
   //! are zero; then the dealiasing mask is applied.
   void set_vorticity_hat_resized(const std::vector<double>& interleaved, int src_nx, int src_ny);
   std::vector<Cplx> vorticity_hat();  //!< the state, exactly
+  //! The state itself, where the backend keeps it (device memory on a GPU), for readers that
+  //! must not copy it to the host (the Python module's device views). Steps and set_* change it.
+  const Buffer<Cplx>& state() const { return S_; }
   void set_time(double t, long step, double dt_prev);
 
   // ---- time stepping

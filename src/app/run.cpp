@@ -108,6 +108,8 @@ int agreed_signal(const StopSignals& signals) {
   return caught[0];
 }
 
+}  // namespace
+
 //! The backend of the run, announced (grid, backend, precision) and, on a GPU, refused with
 //! one line when the fields would not fit in its free memory.
 template <class Real>
@@ -188,6 +190,17 @@ void start_run_directory(const Config& c, const RunOptions& o, bool restart, std
   spectra.start();
   snapshots.start();
 }
+
+#define CASCADE_RUN_PARTS(Real)                                                                                \
+  template std::unique_ptr<Backend<Real>> run_backend<Real>(const Config&, const Grid&, BackendKind,             \
+                                                            const std::string&, Console&);                       \
+  template void start_state<Real>(Solver<Real>&, const Grid&, const CheckpointFile*,                             \
+                                  const std::optional<InitialField>&, Console&);
+CASCADE_RUN_PARTS(float)
+CASCADE_RUN_PARTS(double)
+#undef CASCADE_RUN_PARTS
+
+namespace {
 
 //! The closing lines of a finished run: steps, time, memory, the files and how to plot them.
 template <class Real>
@@ -302,33 +315,30 @@ std::optional<InitialField> check_run_inputs(const Config& c) {
   return std::nullopt;
 }
 
-int run_command(const RunOptions& o) {
-  StopSignals signals;  // from the start: a signal during set-up is answered too
-  const std::string openmp_note = cap_openmp_threads();
+void prepare_run(const RunOptions& o, RunInputs& in) {
   std::vector<std::string> overrides = o.overrides;
   if (!o.output.empty()) overrides.push_back("output.directory=" + o.output);
-  std::vector<std::string> notes;
-  if (!openmp_note.empty()) notes.push_back("note: " + openmp_note);
-  Config c;
-  std::unique_ptr<CheckpointFile> from;
-  std::optional<InitialField> initial;  // initial.type file: read (and checked) before anything is written
+  Config& c = in.config;
+  std::unique_ptr<CheckpointFile>& from = in.from;
   if (!o.restart.empty()) {
     from = std::make_unique<CheckpointFile>(read_checkpoint(o.restart, overrides));
     c = from->config;
     c.output.directory = restart_directory(o, c);
     if (c.run.precision != from->precision)
-      notes.push_back(fmt::format("note: the checkpoint holds {} precision; continuing in {} (not bit-for-bit)",
-                                  to_string(from->precision), to_string(c.run.precision)));
+      in.notes.push_back(fmt::format("note: the checkpoint holds {} precision; continuing in {} (not bit-for-bit)",
+                                     to_string(from->precision), to_string(c.run.precision)));
     if (c.time.t_end <= from->meta.time)
       throw InputError(fmt::format("time.t_end: expected a time after the checkpoint's t = {}, found {}",
                                    from->meta.time, c.time.t_end));
   } else {
-    c = load_deck(o.deck, overrides);
-    initial = check_run_inputs(c);
+    c = o.deck_text.empty() ? load_deck(o.deck, overrides) : parse_deck(o.deck_text, o.deck, overrides);
+    in.initial = check_run_inputs(c);
   }
   const std::string dir = c.output.directory;
-  std::optional<RunLock> lock;
-  if (parallel::root()) {  // over MPI, rank 0 alone looks at and writes the output directory
+  std::optional<RunLock>& lock = in.lock;
+  if (!o.files) {
+    c.run_id = new_run_id();  // no directory: a new run whatever it started from
+  } else if (parallel::root()) {  // over MPI, rank 0 alone looks at and writes the output directory
     check_output_directory(dir);  // without creating anything: a rejected run leaves no trace
     struct stat st{};
     const bool dir_exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -358,13 +368,22 @@ int run_command(const RunOptions& o) {
       c.run_id = new_run_id();  // continued into a new directory: a new run from that state
     }
   }
-  std::string why;
-  const BackendKind kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, why);
+  in.kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, in.why);
+}
+
+int run_command(const RunOptions& o) {
+  StopSignals signals;  // from the start: a signal during set-up is answered too
+  const std::string openmp_note = cap_openmp_threads();
+  RunInputs in;
+  prepare_run(o, in);
+  if (!openmp_note.empty()) in.notes.insert(in.notes.begin(), "note: " + openmp_note);
   Console console(o.quiet ? Console::Level::Quiet : o.verbose ? Console::Level::Verbose : Console::Level::Normal);
-  for (const auto& n : notes) console.info(n);
+  for (const auto& n : in.notes) console.info(n);
+  const Config& c = in.config;
   try {
-    return c.run.precision == Precision::Single ? run_with<float>(c, o, kind, why, from.get(), initial, console, lock, signals)
-                                                : run_with<double>(c, o, kind, why, from.get(), initial, console, lock, signals);
+    return c.run.precision == Precision::Single
+               ? run_with<float>(c, o, in.kind, in.why, in.from.get(), in.initial, console, in.lock, signals)
+               : run_with<double>(c, o, in.kind, in.why, in.from.get(), in.initial, console, in.lock, signals);
   } catch (const std::exception& e) {
     console.detail(std::string("error: ") + e.what());  // on screen main() prints it; here for log.txt
     throw;
