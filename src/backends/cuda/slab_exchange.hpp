@@ -83,7 +83,9 @@ struct SlabExchange {
 
   // ---- forward
   //! Where the x transform of this rank's chunk c writes its region ([nxh][rc]).
-  CASCADE_HD std::size_t fwd_chunk_offset(int c) const { return std::size_t(nxh) * std::size_t(row_chunk_begin(rank, c)); }
+  CASCADE_HD std::size_t fwd_chunk_offset(int c) const {
+    return std::size_t(nxh) * std::size_t(row_chunk_begin(rank, c));
+  }
   //! Where the x transform puts (local row jj, column i): what the R2C plan's layout gives.
   CASCADE_HD std::size_t fwd_send_index(int jj, int i) const {
     const int c = split_part(rows, chunks, jj), r0 = row_chunk_begin(rank, c);
@@ -113,7 +115,9 @@ struct SlabExchange {
 
   // ---- inverse
   //! The region of this rank's column chunk c in the send buffer ([ranks][cc][rows_r]).
-  CASCADE_HD std::size_t inv_chunk_offset(int c) const { return std::size_t(ny) * std::size_t(col_chunk_begin(rank, c)); }
+  CASCADE_HD std::size_t inv_chunk_offset(int c) const {
+    return std::size_t(ny) * std::size_t(col_chunk_begin(rank, c));
+  }
   //! Where (element idx of column chunk c's columns [cc][ny], read in order) goes: the packing.
   CASCADE_HD std::size_t inv_send_index(int c0, int cc, std::size_t idx) const {
     const int dc = int(idx / std::size_t(ny)), j = int(idx - std::size_t(dc) * std::size_t(ny));
@@ -134,7 +138,9 @@ struct SlabExchange {
     return std::size_t(rows) * std::size_t(col_chunk_cols(s, c));
   }
   //! Where (local row jj, global column i) lies in the receive buffer: what the C2R plan reads.
-  CASCADE_HD std::size_t inv_recv_index(int jj, int i) const { return std::size_t(rows) * std::size_t(i) + std::size_t(jj); }
+  CASCADE_HD std::size_t inv_recv_index(int jj, int i) const {
+    return std::size_t(rows) * std::size_t(i) + std::size_t(jj);
+  }
 
   //! What this rank sends to and receives from rank `peer` in chunk c of a forward or an
   //! inverse transform (its own block when peer == rank: send_n == recv_n).
