@@ -7,7 +7,8 @@
 # Taylor-Green) and the white-noise ring forcing agree on 3 ranks; a bad deck under mpirun
 # exits 2; SIGTERM to the launcher stops every rank at the same step with a checkpoint.
 # With BACKEND cuda (one rank per GPU) the rank counts stop at the number of GPUs: 1 and 2
-# ranks, and the 2-rank checkpoint restarts on 1 GPU.
+# ranks, and the 2-rank checkpoint restarts on 1 GPU; the 2-rank run is repeated with the
+# all-to-all in 1 and 3 chunks (run.exchange_chunks), and too many chunks are refused.
 #   mpi_runs.sh CASCADE PYTHON SOURCE_DIR BACKEND MPIEXEC [MPIEXEC_FLAGS...]
 set -u
 bin=$1 py=$2 src=$3 backend=$4 mpiexec=$5
@@ -36,6 +37,21 @@ for n in "${ranks[@]}"; do
     || { cat "$work/r$n.log"; fail "run on $n ranks"; }
 done
 grep -q " 2 ranks" "$work/r2/log.txt" || { cat "$work/r2/log.txt"; fail "the 2-rank run did not use slabs"; }
+# GPU slabs: the all-to-all in 1 and 3 chunks (run.exchange_chunks; the runs above take auto),
+# and more chunks than the smallest slab's 64 kx columns refused (exit 2, one line).
+chunk_runs=()
+if [ "$backend" = cuda ]; then
+  for k in 1 3; do
+    mpi 2 "$bin" run "$deck" "${common[@]}" --set time.t_end=1 --set run.exchange_chunks=$k --output "$work/k$k" \
+      >"$work/k$k.log" 2>&1 || { cat "$work/k$k.log"; fail "run on 2 ranks, $k chunks"; }
+    grep -q "exchange in $k chunk" "$work/k$k/log.txt" || { cat "$work/k$k/log.txt"; fail "not $k chunks"; }
+    chunk_runs+=("k$k")
+  done
+  mpi 2 "$bin" run "$deck" --backend cuda --set run.exchange_chunks=65 -q --output "$work/k65" >"$work/k65.log" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] || { cat "$work/k65.log"; fail "65 chunks on 2 GPUs: exit $rc, expected 2"; }
+  [ "$(grep -c 'run.exchange_chunks: 65 chunks' "$work/k65.log")" = 1 ] || { cat "$work/k65.log"; fail "65 chunks: message"; }
+fi
 # Restart the 2-rank run's checkpoint at t = 1/2 on another number of ranks, in a copy of its
 # directory.
 cp -r "$work/r2" "$work/r2to"
@@ -56,7 +72,7 @@ for d in vortex_merger kolmogorov taylor_green ring_inverse; do
   grep -q " $odd ranks" "$work/m_$d/log.txt" || fail "$d: not on $odd ranks"
 done
 
-PYTHONPATH="$src/postprocess" "$py" - "$work" "$restart_on" "$odd" "${ranks[@]}" <<'PY' || exit 1
+CHUNK_RUNS="${chunk_runs[*]}" PYTHONPATH="$src/postprocess" "$py" - "$work" "$restart_on" "$odd" "${ranks[@]}" <<'PY' || exit 1
 import glob, os, sys
 import numpy as np
 import h5py
@@ -96,6 +112,8 @@ print("1 rank under mpirun          bit for bit")
 for n in ranks[1:]:
     agree(s, os.path.join(w, "r%d" % n), 1e-12, "decaying 256^2, %d ranks" % n)
 agree(s, os.path.join(w, "r2to"), 1e-12, "restart 2 -> %d ranks" % restart_on)
+for k in os.environ.get("CHUNK_RUNS", "").split():
+    agree(s, os.path.join(w, k), 1e-12, "decaying 256^2, 2 ranks, %s chunks" % k[1:])
 for d in ("vortex_merger", "kolmogorov", "taylor_green", "ring_inverse"):
     agree(os.path.join(w, "s_" + d), os.path.join(w, "m_" + d), 1e-12, "%s, %d ranks" % (d, odd))
 PY

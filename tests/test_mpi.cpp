@@ -7,11 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cascade/backend.hpp"
+#include "cascade/error.hpp"
 #include "cascade/parallel.hpp"
 
 using namespace cascade;
@@ -272,6 +276,52 @@ TEST_P(MpiSlabs, PhysicalOperationsMatch) {
   f[kGrid.size() - 1] = NAN;
   p.slab->from_host(f, vs);
   EXPECT_TRUE(std::isnan(p.slab->max_speed(vs, vs)));
+}
+
+// The GPU slabs' all-to-all in chunks (run.exchange_chunks): 1, 2, 3 and 4 chunks (uneven where
+// a slab's rows or kx columns do not divide: kGrid's 36 rows and 41 columns), with the strided x
+// plans and without them (CASCADE_SLAB_PACKED: the packing passes, cuFFT's fallback), each
+// against the whole grid on one GPU; more chunks than the smallest slab allows are refused.
+TEST_P(MpiSlabs, ExchangeChunksMatchOneGpu) {
+  if (GetParam() != BackendKind::Cuda || parallel::size() == 1) GTEST_SKIP() << "chunks are the GPU slabs' own";
+  const auto f = random_field(8);
+  auto whole = whole_backend(GetParam());
+  auto rw = whole->real_field();
+  auto hw = whole->spectral_field();
+  whole->from_host(f, rw);
+  whole->forward(rw, hw);
+  std::vector<Complex<double>> reference, first;
+  whole->to_host(hw, reference);
+  for (int packed = 0; packed < 2; ++packed)
+    for (int k : {1, 2, 3, 4}) {
+      const std::string what = std::to_string(k) + " chunks" + (packed ? ", packed rows" : "");
+      if (packed) ::setenv("CASCADE_SLAB_PACKED", "1", 1);
+      auto b = make_backend<double>(BackendKind::Cuda, kGrid, 0, 1, FftPlanning::Estimate, k);
+      ::unsetenv("CASCADE_SLAB_PACKED");
+      EXPECT_NE(b->description().find("exchange in " + std::to_string(k) + " chunk"), std::string::npos)
+          << b->description();
+      EXPECT_EQ(b->description().find("packed rows") != std::string::npos, packed == 1) << b->description();
+      auto rs = b->real_field();
+      auto hs = b->spectral_field();
+      b->from_host(f, rs);
+      b->forward(rs, hs);
+      std::vector<Complex<double>> h;
+      b->to_host(hs, h);
+      EXPECT_LE(max_diff(reference, h), 1e-12 * max_abs(reference)) << what;
+      if (parallel::root()) {  // whether cuFFT's batched plans give the same bits whatever the batch
+        if (first.empty()) first = h;
+        const bool same = h.size() == first.size() && std::memcmp(h.data(), first.data(), h.size() * sizeof(h[0])) == 0;
+        std::printf("  %d ranks, %-22s forward within %.1e of one GPU; bit for bit as 1 chunk: %s\n", parallel::size(),
+                    what.c_str(), max_diff(reference, h) / max_abs(reference), same ? "yes" : "no");
+      }
+      b->scale(hs, hs, 1.0 / double(kGrid.size()));
+      b->inverse(hs, rs);
+      std::vector<double> back;
+      b->to_host(rs, back);
+      EXPECT_LE(max_diff(back, f), 1e-13) << what;
+    }
+  // 36 rows and 41 columns: the smallest slab over 2 ranks has 18 rows, over 4 ranks 8 columns.
+  EXPECT_THROW(make_backend<double>(BackendKind::Cuda, kGrid, 0, 1, FftPlanning::Estimate, 19), InputError);
 }
 
 int main(int argc, char** argv) {

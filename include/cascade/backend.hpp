@@ -192,10 +192,12 @@ BackendKind resolve_backend(const std::string& requested, std::string& why);
 
 //! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
 //! `planning` how the CPU backend plans its transforms (estimate here: instant and the same plan
-//! everywhere; run.fft_planning's default is auto).
+//! everywhere; run.fft_planning's default is auto), `exchange_chunks` the chunks of a GPU slab
+//! run's all-to-all (run.exchange_chunks; 0 = auto; ignored elsewhere).
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device = 0,
-                                            int threads = 0, FftPlanning planning = FftPlanning::Estimate);
+                                            int threads = 0, FftPlanning planning = FftPlanning::Estimate,
+                                            int exchange_chunks = 0);
 
 //! The FFTW wisdom file of a precision: in $CASCADE_FFTW_WISDOM (a directory) when set, else
 //! beside the cascade executable; "" when CASCADE_FFTW_WISDOM is set empty or to `none` (no file
@@ -206,9 +208,11 @@ std::string fftw_wisdom_file(Precision precision);
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device);
 //! This MPI rank's slab of a decomposed GPU run, on the rank's GPU (the ranks of a machine take
-//! its GPUs in order; every rank calls it). InputError when built without NCCL.
+//! its GPUs in order; every rank calls it), its all-to-all in `exchange_chunks` chunks (0 =
+//! auto; more than the smallest slab's rows or kx columns is an InputError). InputError when
+//! built without NCCL.
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cuda_slab_backend(const Grid& grid);
+std::unique_ptr<Backend<Real>> make_cuda_slab_backend(const Grid& grid, int exchange_chunks = 0);
 //! The CUDA devices present; where none, `error` says why ("no NVIDIA driver or GPU found", ...).
 int cuda_device_count(std::string* error = nullptr);
 

@@ -91,6 +91,7 @@ struct RunConfig {
   FftPlanning fft_planning = FftPlanning::Auto;  //!< CPU FFTW plans: auto | estimate | measure
   std::string step_transforms = "auto";  //!< one of kStepTransforms; recorded so a restart chooses alike
   std::string fft_callbacks = "auto";    //!< one of kFftCallbacks
+  int exchange_chunks = 0;  //!< GPU slabs: the all-to-all in this many chunks; 0 = auto
 };
 
 struct OutputConfig {

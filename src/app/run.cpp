@@ -115,7 +115,8 @@ int agreed_signal(const StopSignals& signals) {
 template <class Real>
 std::unique_ptr<Backend<Real>> run_backend(const Config& c, const Grid& grid, BackendKind kind, const std::string& why,
                                            Console& console) {
-  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning);
+  auto backend = make_backend<Real>(kind, grid, c.run.device, c.run.threads, c.run.fft_planning,
+                                    c.run.exchange_chunks);
   console.info(fmt::format("grid {} x {}, box {:.6g} x {:.6g}, dealias {}, nonlinear term {}, stepper {}", grid.nx,
                            grid.ny, grid.lx, grid.ly, grid.dealias == Dealias::None ? "none" : "2/3",
                            c.grid.nonlinear == NonlinearForm::Advective ? "advective" : "basdevant", c.time.stepper));

@@ -61,13 +61,14 @@ BackendKind resolve_backend(const std::string& requested, std::string& why) {
 
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device,
-                                            int threads, FftPlanning planning) {
+                                            int threads, FftPlanning planning, int exchange_chunks) {
   if (kind == BackendKind::Cuda) {
 #if defined(CASCADE_HAVE_CUDA)
-    if (parallel::size() > 1) return make_cuda_slab_backend<Real>(grid);
+    if (parallel::size() > 1) return make_cuda_slab_backend<Real>(grid, exchange_chunks);
     return make_cuda_backend<Real>(grid, device);
 #else
     (void)device;
+    (void)exchange_chunks;
     throw InputError("run.backend: cuda is not available: " + cuda_unavailable_reason());
 #endif
   }
@@ -75,7 +76,7 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
   return make_cpu_backend<Real>(grid, threads, planning);
 }
 
-template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int, FftPlanning);
-template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int, FftPlanning);
+template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int, FftPlanning, int);
+template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int, FftPlanning, int);
 
 }  // namespace cascade

@@ -343,7 +343,14 @@ std::vector<DeckKey> make_table() {
               {"cuFFT callbacks folding the dealiasing into the step's transforms (cuda on one GPU)", "",
                "`auto`: the tuning table's level for the strategy",
                "`auto`; `off`; `store` (the forward transforms store the kept modes alone); `all` (and the inverse "
-               "ones load them alone). `store` and `all` are refused on the cpu backend and over MPI ranks"});
+               "ones load them alone). `store` and `all` are refused on the cpu backend and over MPI ranks"})
+      .integer("exchange_chunks", &RunConfig::exchange_chunks,
+               {at_least(0, "a chunk count >= 0 (0 = auto)")},
+               {"cuda over MPI ranks: the chunks each transform's all-to-all is split into, each sent while the "
+                "next is transformed ([docs/parallel.md](../docs/parallel.md)); the results do not depend on it "
+                "beyond round-off. Other backends ignore it",
+                "", "`0`: auto, 4 (or the smallest slab's rows or kx columns, when fewer)",
+                "integer ≥ 0, at most the rows and the kx columns of each rank's slab (checked when the run starts)"});
 
   const std::string every = "simulation time between ";
   Rows<OutputConfig>(t, "output", &Config::output)
