@@ -17,6 +17,7 @@
 #include "cascade/error.hpp"
 #include "cascade/forcing/kolmogorov.hpp"
 #include "cascade/forcing/ring.hpp"
+#include "cascade/type_table.hpp"
 
 namespace cascade {
 
@@ -30,6 +31,8 @@ struct NoForcing {
 using Forcing = std::variant<NoForcing, KolmogorovForcing, RingForcing>;
 
 //! The forcing the deck names (InputError for a word no type claims).
-Forcing make_forcing(const ForcingConfig& forcing, const Grid& grid);
+inline Forcing make_forcing(const ForcingConfig& forcing, const Grid& grid) {
+  return make_by_type<Forcing>(forcing.type, "forcing.type", forcing, grid);
+}
 
 }  // namespace cascade
