@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Files written before the netCDF layout (tests/data/before_netcdf: a 16 x 16 run to t = 0.2 by
+# Files written before the netCDF layout (tests/data/before_netcdf.tar.gz: a 16 x 16 run to t = 0.2 by
 # cascade 0.1.0 at 2f52acd, whose snapshots hold (y, x) fields, with no dimension scales) are
 # still read: the run restarts from its checkpoint and continues as a new run does (t = 0.3, the
 # final field as a run from the start gives it); snapshots.xmf is rebuilt in the x-y plane
@@ -11,7 +11,9 @@ set -u
 bin=$1 py=$2 src=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fixture="$src/tests/data/before_netcdf"
+# The fixture travels as one archive (tests/data/before_netcdf.tar.gz), unpacked here.
+tar -xzf "$src/tests/data/before_netcdf.tar.gz" -C "$work" || { echo "FAIL: unpacking the fixture"; exit 1; }
+fixture="$work/before_netcdf"
 fail() { echo "FAIL: $*"; [[ -f "$work/log" ]] && cat "$work/log"; exit 1; }
 cp -r "$fixture" "$work/old"
 "$bin" check "$work/old/checkpoints/ckpt_000004.h5" >"$work/log" 2>&1 || fail "cascade check of the old checkpoint"

@@ -19,7 +19,7 @@ pv "$work/run/snapshots.xmf" 0,0.1,0.2 32 24 6.283185307179586 4.71238898038469 
 "$bin" run --restart "$(ls "$work"/run/checkpoints/ckpt_*.h5 | sort | tail -1)" --set time.t_end=0.3 >"$work/log" 2>&1 ||
   { cat "$work/log"; exit 1; }
 pv "$work/run/snapshots.xmf" 0,0.1,0.2,0.3 32 24 6.283185307179586 4.71238898038469 streamfunction,u,v,vorticity
-cp -r "$src/tests/data/before_netcdf" "$work/old"
+tar -xzf "$src/tests/data/before_netcdf.tar.gz" -C "$work" && mv "$work/before_netcdf" "$work/old"
 "$bin" run --restart "$work/old/checkpoints/ckpt_000004.h5" --set time.t_end=0.3 >"$work/log" 2>&1 ||
   { cat "$work/log"; exit 1; }
 pv "$work/old/snapshots.xmf" 0,0.1,0.2,0.3 16 16 6.283185307179586 6.283185307179586 vorticity
