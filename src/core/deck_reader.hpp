@@ -37,9 +37,19 @@ class Locator {
     const auto it = overridden_.find(key);
     return it == overridden_.end() ? nullptr : &it->second;
   }
+  //! Messages about `key` name `as` at `line` instead, and those about other keys add
+  //! " (NOTE)": an ensemble member checked as the deck it is names its entry of ensemble.vary.
+  void alias(const std::string& key, const std::string& as, int line) { aliases_[key] = {as, line}; }
+  void note(const std::string& note) { note_ = note; }
   std::string where(const std::string& key, int line) const {
-    const std::string file = escaped(file_), k = one_line(key, 200);
-    if (overridden_.count(key)) return fmt::format("{}: --set {}", file, k);
+    const std::string file = escaped(file_);
+    std::string k = one_line(key, 200) + (note_.empty() ? "" : " (" + note_ + ")");
+    if (const auto a = aliases_.find(key); a != aliases_.end()) {
+      k = one_line(a->second.first, 200);
+      line = a->second.second;
+    } else if (overridden_.count(key)) {
+      return fmt::format("{}: --set {}", file, k);
+    }
     if (line > 0) return fmt::format("{}:{}: {}", file, line, k);
     return fmt::format("{}: {}", file, k);
   }
@@ -52,6 +62,8 @@ class Locator {
  private:
   std::string file_;
   std::map<std::string, std::string> overridden_;
+  std::map<std::string, std::pair<std::string, int>> aliases_;
+  std::string note_;
 };
 
 
@@ -102,32 +114,50 @@ class Section {
 
   int get_int(const std::string& key, int def, bool required = false) {
     const auto got = take(key, required);
-    if (!got) return def;
-    const YAML::Node& v = *got;
-    const std::string s = v.Scalar();
-    static const std::regex integer(R"(\s*[+-]?[0-9]+\s*)");
-    if (!std::regex_match(s, integer)) loc_.fail(path(key), line_of(v), "an integer", describe(v));
-    errno = 0;
-    const long long x = std::strtoll(s.c_str(), nullptr, 10);
-    if (errno == ERANGE || x > std::numeric_limits<int>::max() || x < std::numeric_limits<int>::min())
-      loc_.fail(path(key), line_of(v), "an integer that fits in 32 bits", describe(v));
-    return static_cast<int>(x);
+    return got ? int_of(*got, path(key)) : def;
   }
 
   double get_double(const std::string& key, double def, bool allow_pi = false) {
     const auto got = take(key, false);
-    if (!got) return def;
-    const YAML::Node& v = *got;
+    return got ? double_of(*got, path(key), allow_pi) : def;
+  }
+
+  //! A scalar read as an integer key reads it; `where` names it in messages (section.key, or an
+  //! item of a list: ensemble.vary.initial.seed[2]).
+  int int_of(const YAML::Node& v, const std::string& where) const {
+    const std::string s = v.Scalar();
+    static const std::regex integer(R"(\s*[+-]?[0-9]+\s*)");
+    if (!std::regex_match(s, integer)) loc_.fail(where, line_of(v), "an integer", describe(v));
+    errno = 0;
+    const long long x = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno == ERANGE || x > std::numeric_limits<int>::max() || x < std::numeric_limits<int>::min())
+      loc_.fail(where, line_of(v), "an integer that fits in 32 bits", describe(v));
+    return static_cast<int>(x);
+  }
+
+  //! A scalar read as a real key (`allow_pi`: a length) reads it, named `where` in messages.
+  double double_of(const YAML::Node& v, const std::string& where, bool allow_pi) const {
     const std::string s = v.Scalar();
     try {
       return allow_pi ? parse_length(s) : parse_number(s);
     } catch (const std::out_of_range&) {
-      loc_.fail(path(key), line_of(v), "a number within the range of a double (about 1.8e308)", describe(v));
+      loc_.fail(where, line_of(v), "a number within the range of a double (about 1.8e308)", describe(v));
     } catch (const std::exception&) {
-      loc_.fail(path(key), line_of(v), allow_pi ? "a number or a multiple of pi (e.g. 2pi)" : "a number",
-                describe(v));
+      loc_.fail(where, line_of(v), allow_pi ? "a number or a multiple of pi (e.g. 2pi)" : "a number", describe(v));
     }
   }
+
+  //! A mapping (ensemble.vary), or nothing when the key is absent.
+  std::optional<YAML::Node> get_mapping(const std::string& key, const std::string& expected) {
+    const auto got = value_of(key, false);
+    if (got && !got->IsMap()) loc_.fail(path(key), line_of(*got), expected, describe(*got));
+    return got;
+  }
+
+  const Locator& locator() const { return loc_; }
+
+  //! Where a key of this section's mapping sits (ensemble.vary's "physics.nu"), for messages.
+  void place(const std::string& key, int line) { lines_[key] = line; }
 
   std::string get_choice(const std::string& key, const std::string& def,
                          const std::vector<std::string>& allowed) {
