@@ -39,6 +39,7 @@ const KeyCheck kFinite{[](double) { return true; }, "a finite number"};
 const KeyCheck kNonNegative = at_least(0, "a finite value >= 0");
 const KeyCheck kEvenSide{[](double x) { return x >= 4 && std::fmod(x, 2) == 0 && x <= kMaxSide; },
                          fmt::format("an even integer in [4, {}]", kMaxSide)};
+const KeyCheck kSeed = at_least(0, "an integer >= 0");
 const std::vector<KeyCheck> kBoxLength = {
     above(0, "a positive finite length"),
     // Wavenumbers, their powers (up to k^64) and the energy's 1/k^2 stay far inside double's range.
@@ -252,13 +253,13 @@ std::vector<DeckKey> make_table() {
             {"ring, ring-steady: centre of the forced shell", "1/length", "",
              "> 0, with k_f + dk inside the dealiased band"})
       .real("dk", &ForcingConfig::dk, {}, {"ring, ring-steady: half-width of the shell", "1/length", "", "(0, k_f)"})
-      .integer("seed", &ForcingConfig::seed, {}, {"ring, ring-steady: random phases", "–", "", "integer ≥ 0"});
+      .integer("seed", &ForcingConfig::seed, {kSeed}, {"ring, ring-steady: random phases", "–", "", "integer ≥ 0"});
 
   // The initial condition's types, with the checks of their keys: src/deck_types.cpp.
   Rows<InitialConfig>(t, "initial", &Config::initial)
       .choice("type", &InitialConfig::type, type_names(initial_types()),
               {"the initial vorticity", "–", "", type_docs(initial_types(), ", ")})
-      .integer("seed", &InitialConfig::seed, {},
+      .integer("seed", &InitialConfig::seed, {kSeed},
                {"random phases (the same field on every backend and precision)", "–", "", "integer ≥ 0"})
       .real("k0", &InitialConfig::k0, {}, {"peak wavenumber of the random field", "1/length", "", "> 0"})
       .real("energy", &InitialConfig::energy, {},

@@ -36,7 +36,6 @@ void check_shell(const Config& c, const Locator& loc) {
         num(f.dk));
   check(f.k_f + f.dk <= kmax, loc, c, "forcing.k_f",
         fmt::format("a shell k_f + dk inside the dealiased band (<= {:.4g})", kmax), num(f.k_f));
-  check(f.seed >= 0, loc, c, "forcing.seed", "an integer >= 0", std::to_string(f.seed));
 }
 
 void check_ring(const Config& c, const Locator& loc) {
@@ -72,7 +71,6 @@ void check_file(const Config& c, const Locator& loc) {
 
 void check_random(const Config& c, const Locator& loc) {
   const InitialConfig& ic = c.initial;
-  check(ic.seed >= 0, loc, c, "initial.seed", "an integer >= 0", std::to_string(ic.seed));
   check(std::isfinite(ic.k0) && ic.k0 > 0, loc, c, "initial.k0", "a positive wavenumber", num(ic.k0));
   check(std::isfinite(ic.energy) && ic.energy > 0, loc, c, "initial.energy", "a positive energy", num(ic.energy));
 }
