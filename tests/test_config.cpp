@@ -13,7 +13,9 @@
 #include "cascade/config.hpp"
 #include "cascade/forcing.hpp"
 #include "cascade/type_table.hpp"
+#include "core/deck_keys.hpp"
 #include "core/deck_types.hpp"
+#include "core/ensemble.hpp"
 #include "physics/initial.hpp"
 #include "cascade/error.hpp"
 
@@ -348,6 +350,7 @@ TEST(Config, EarlierResolvedDecksRead) {
   const std::string planning = "  fft_planning: auto\n";
   now.insert(now.find(planning) + planning.size(),
              "  step_transforms: auto\n  fft_callbacks: auto\n  exchange_chunks: 0\n");
+  now += "ensemble:\n  members: 1\n  on_blowup: stop\n";  // one member, no vary
   EXPECT_EQ(resolved_yaml(c), now);
 }
 
@@ -375,7 +378,7 @@ TEST(Config, KeyReferenceNamesEveryResolvedKey) {
     EXPECT_NE(table.find("`" + key + "`"), std::string::npos) << section << "." << key;
     ++keys;
   }
-  EXPECT_EQ(keys, 61);
+  EXPECT_EQ(keys, 63);
 }
 
 // Decks that are not small files: one line naming the cause, and no unbounded read.
@@ -451,6 +454,214 @@ TEST(DeckTypes, EachWordMakesItsType) {
   f.k_f = 1.75;  // |k| = sqrt(2) and 2 lie outside (1.65, 1.85)
   f.dk = 0.1;
   EXPECT_THROW(make_forcing(f, g), InputError);
+}
+
+// ---------------------------------------------------------------- the ensemble section (issue 23)
+
+namespace {
+
+//! A deck of `members` members varying physics.nu and initial.energy (block and flow lists).
+const char* const kEnsembleDeck =
+    "grid: {nx: 32}\n"
+    "initial: {type: random, seed: 7, energy: 0.25}\n"
+    "forcing: {type: ring, k_f: 6, dk: 1, seed: 11}\n"
+    "ensemble:\n"
+    "  members: 3\n"
+    "  on_blowup: drop\n"
+    "  vary:\n"
+    "    physics.nu:\n"
+    "      - 1e-4\n"
+    "      - 2.5e-4\n"
+    "      - 0.1\n"
+    "    initial.energy: [0.5, 1, 2]\n";
+
+//! The resolved deck without its ensemble section (the last one).
+std::string without_ensemble(const Config& c) {
+  const std::string r = resolved_yaml(c);
+  return r.substr(0, r.find("ensemble:\n"));
+}
+
+}  // namespace
+
+TEST(Ensemble, Defaults) {
+  const Config c = parse_deck("grid: {nx: 32}\n", "deck.yaml");
+  EXPECT_EQ(c.ensemble.members, 1);
+  EXPECT_EQ(c.ensemble.on_blowup, "stop");
+  EXPECT_TRUE(c.ensemble.vary.empty());
+  const Config e = parse_deck("grid: {nx: 32}\nensemble:\n", "deck.yaml");  // an empty section: the defaults
+  EXPECT_EQ(e.ensemble.members, 1);
+  EXPECT_TRUE(e.ensemble.vary.empty());
+  EXPECT_NE(resolved_yaml(c).find("ensemble:\n  members: 1\n  on_blowup: stop\n"), std::string::npos);
+  EXPECT_EQ(resolved_yaml(c).find("vary"), std::string::npos) << "no vary: left out of the resolved deck";
+}
+
+TEST(Ensemble, MembersAndVaryAreRead) {
+  const Config c = parse_deck(kEnsembleDeck, "deck.yaml");
+  EXPECT_EQ(c.ensemble.members, 3);
+  EXPECT_EQ(c.ensemble.on_blowup, "drop");
+  ASSERT_EQ(c.ensemble.vary.size(), 2u);
+  EXPECT_EQ(c.ensemble.vary[0].first, "physics.nu");  // the deck's order
+  EXPECT_EQ(c.ensemble.vary[0].second, (std::vector<double>{1e-4, 2.5e-4, 0.1}));
+  EXPECT_EQ(c.ensemble.vary[1].first, "initial.energy");
+  EXPECT_EQ(c.ensemble.vary[1].second, (std::vector<double>{0.5, 1, 2}));
+  // A length may be a multiple of pi, as its key reads it; a seed is an integer.
+  const Config d = parse_deck("grid: {nx: 32}\ninitial: {type: gaussian}\n"
+                              "ensemble: {members: 2, vary: {initial.x0: [pi/2, 1], initial.radius: [0.25, 0.5]}}\n",
+                              "d");
+  EXPECT_EQ(d.ensemble.vary[0].second[0], M_PI / 2);
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {initial.seed: [1, 2.5]}}\n"),
+            "deck.yaml:2: ensemble.vary.initial.seed[1]: expected an integer, found '2.5'");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {initial.k0: [1, .inf]}}\n"),
+            "deck.yaml:2: ensemble.vary.initial.k0[1]: expected a finite number, found '.inf'");
+}
+
+TEST(Ensemble, MemberConfig) {
+  const Config c = parse_deck(kEnsembleDeck, "deck.yaml");
+  for (int b = 0; b < 3; ++b) {
+    const Config m = member_config(c, b);
+    EXPECT_EQ(m.ensemble.members, 1);
+    EXPECT_EQ(m.ensemble.on_blowup, "stop");
+    EXPECT_TRUE(m.ensemble.vary.empty());
+    EXPECT_EQ(m.initial.seed, 7 + b);
+    EXPECT_EQ(m.forcing.seed, 11 + b);
+    EXPECT_EQ(m.physics.nu, c.ensemble.vary[0].second[b]);
+    EXPECT_EQ(m.initial.energy, c.ensemble.vary[1].second[b]);
+    EXPECT_EQ(m.grid.nx, 32);
+    EXPECT_EQ(m.forcing.k_f, 6);
+  }
+  EXPECT_THROW(member_config(c, 3), std::out_of_range);
+  EXPECT_THROW(member_config(c, -1), std::out_of_range);
+
+  // A seed that vary lists is that member's value, not seed + b.
+  const Config s = parse_deck("grid: {nx: 32}\ninitial: {seed: 5}\nensemble: {members: 3, vary: {initial.seed: [40, 2, 9]}}\n", "d");
+  EXPECT_EQ(member_config(s, 0).initial.seed, 40);
+  EXPECT_EQ(member_config(s, 2).initial.seed, 9);
+  EXPECT_EQ(member_config(s, 2).forcing.seed, 1 + 2);
+
+  // Member 0 of a deck without vary is the deck itself; the others differ in their seeds alone.
+  const Config plain = parse_deck("grid: {nx: 48}\nphysics: {nu: 1e-3}\ninitial: {seed: 3}\nensemble: {members: 4}\n", "d");
+  const Config zero = member_config(plain, 0);
+  EXPECT_EQ(without_ensemble(zero), without_ensemble(plain));
+  EXPECT_EQ(zero.text, plain.text);
+  EXPECT_EQ(zero.lines, plain.lines);
+  EXPECT_EQ(zero.overrides, plain.overrides);
+  Config three = member_config(plain, 3);
+  EXPECT_EQ(three.initial.seed, 6);
+  three.initial.seed = 3;
+  three.forcing.seed = 1;
+  EXPECT_EQ(without_ensemble(three), without_ensemble(plain));
+  // A member's deck reads as a single run.
+  EXPECT_EQ(parse_deck(resolved_yaml(zero), "r").ensemble.members, 1);
+}
+
+TEST(Ensemble, WrongLengthList) {
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble:\n  members: 4\n  vary:\n    physics.nu: [1, 2, 3]\n"),
+            "deck.yaml:5: ensemble.vary.physics.nu: expected 4 values, one a member (ensemble.members), found 3 values");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {physics.nu: 1}}\n"),
+            "deck.yaml:2: ensemble.vary.physics.nu: expected a list of values, one a member, found '1'");
+}
+
+TEST(Ensemble, UnknownKey) {
+  const std::string e = error_of("grid: {nx: 32}\nensemble:\n  members: 2\n  vary:\n    physics.viscosity: [1, 2]\n");
+  EXPECT_EQ(e.rfind("deck.yaml:5: ensemble.vary.physics.viscosity: expected a key of the deck that may vary (physics.nu, ", 0), 0u) << e;
+  EXPECT_NE(e.find("found unknown key 'physics.viscosity'"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  EXPECT_NE(error_of("grid: {nx: 32}\nensemble: {members: 2, size: 3}\n").find("ensemble.size: expected a known key of 'ensemble' (members, on_blowup, vary)"),
+            std::string::npos);
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: [physics.nu]}\n"),
+            "deck.yaml:2: ensemble.vary: expected a mapping of keys to lists (section.key: [one value a member]), found a list");
+}
+
+TEST(Ensemble, KeysThatCannotVary) {
+  const auto refused = [](const std::string& key) {
+    return error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {" + key + ": [1, 2]}}\n");
+  };
+  EXPECT_EQ(refused("grid.nx"),
+            "deck.yaml:2: ensemble.vary.grid.nx: expected a key that may vary within a batch, found grid.nx, which "
+            "cannot: one grid for the batch");
+  EXPECT_NE(refused("time.dt_max").find("which cannot: the batch shares one device, precision and time step"), std::string::npos);
+  EXPECT_NE(refused("run.device").find("which cannot: the batch shares one device, precision and time step"), std::string::npos);
+  EXPECT_NE(refused("physics.nu_order").find("which cannot: the batch shares one operator's form"), std::string::npos);
+  EXPECT_NE(refused("output.snapshot_every").find("which cannot: one run directory"), std::string::npos);
+  EXPECT_NE(refused("initial.mode").find("which cannot: an integer that picks the initial modes"), std::string::npos);
+  EXPECT_NE(refused("forcing.wavenumber").find("which cannot: an integer that picks the forced modes"), std::string::npos);
+  for (const char* key : {"forcing.type", "initial.type", "initial.path", "initial.vortices", "ensemble.members"})
+    EXPECT_NE(refused(key).find("expected a key that may vary within a batch"), std::string::npos) << key;
+  // A forcing or initial key its type does not read would make every member the same run.
+  EXPECT_EQ(error_of("grid: {nx: 32}\ninitial: {type: taylor-green}\nensemble: {members: 2, vary: {initial.energy: [1, 2]}}\n"),
+            "deck.yaml:3: ensemble.vary.initial.energy: expected a key that initial.type taylor-green reads (amplitude, "
+            "mode), found initial.energy");
+  // Every key of the table may vary or says why not; those that may are numbers of the table.
+  for (const auto& k : deck::deck_keys()) {
+    const std::string why = deck::fixed_reason(k.path());
+    EXPECT_NE(why, "it is not one that may vary") << k.path() << ": give it its reason";
+    if (why.empty()) EXPECT_TRUE(k.assign) << k.path();
+  }
+  for (const auto& path : deck::vary_keys()) EXPECT_NE(deck::find_key(path), nullptr) << path;
+}
+
+TEST(Ensemble, ValuesPassTheirKeysChecks) {
+  // The key's own check (physics.nu >= 0), at the entry's line in a block list.
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble:\n  members: 3\n  vary:\n    physics.nu:\n      - 1e-4\n      - 2e-4\n"
+                     "      - -1\n"),
+            "deck.yaml:8: ensemble.vary.physics.nu[2]: expected a finite value >= 0, found -1");
+  // The seeds' (integer >= 0), and those of the type that reads the key (initial.energy > 0).
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {forcing.seed: [-3, 1]}}\nforcing: {type: ring, k_f: 6}\n"),
+            "deck.yaml:2: ensemble.vary.forcing.seed[0]: expected an integer >= 0, found -3");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: {initial.energy: [1, 0]}}\n"),
+            "deck.yaml:2: ensemble.vary.initial.energy[1]: expected a positive energy, found 0");
+  // A check that joins keys names the member: dk < k_f for member 1.
+  EXPECT_EQ(error_of("grid: {nx: 32}\nforcing: {type: ring, k_f: 6, dk: 1}\nensemble: {members: 2, vary: {forcing.k_f: [6, 0.5]}}\n"),
+            "deck.yaml:2: forcing.dk (ensemble member 1): expected a half-width in (0, k_f), found 1");
+  // Seed + b must stay within 32 bits for every member.
+  EXPECT_EQ(error_of("grid: {nx: 32}\ninitial: {seed: 2147483646}\nensemble: {members: 3}\n"),
+            "deck.yaml:2: initial.seed: expected a seed whose members' seeds, seed + 0 to seed + 2, fit in 32 bits, "
+            "found 2147483646");
+  EXPECT_NO_THROW(parse_deck("grid: {nx: 32}\ninitial: {seed: 2147483646}\nensemble: {members: 2}\n", "d"));
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 0}\n"),
+            "deck.yaml:2: ensemble.members: expected an integer in [1, 65536], found 0");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 65537}\n"),
+            "deck.yaml:2: ensemble.members: expected an integer in [1, 65536], found 65537");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {on_blowup: retry}\n"),
+            "deck.yaml:2: ensemble.on_blowup: expected one of stop or drop, found 'retry'");
+}
+
+TEST(Ensemble, ResolvedDeckRoundTrips) {
+  const Config a = parse_deck(
+      "grid: {nx: 32}\ninitial: {type: gaussian}\nforcing: {type: ring, k_f: 6}\nensemble:\n  members: 4\n"
+      "  on_blowup: drop\n  vary:\n"
+      "    physics.nu: [0.1, 1e-310, 3.0000000000000004e-5, 1e20]\n    forcing.seed: [1000000000, 0, 2147483647, 5]\n"
+      "    initial.x0: [2pi, pi/3, 0.1, 1]\n",
+      "d");
+  const std::string resolved = resolved_yaml(a);
+  const Config b = parse_deck(resolved, "resolved");
+  EXPECT_EQ(b.ensemble.members, a.ensemble.members);
+  EXPECT_EQ(b.ensemble.on_blowup, a.ensemble.on_blowup);
+  EXPECT_EQ(b.ensemble.vary, a.ensemble.vary);  // bit for bit
+  EXPECT_EQ(resolved_yaml(b), resolved);
+  EXPECT_NE(resolved.find("    forcing.seed: [1000000000, 0, 2147483647, 5]\n"), std::string::npos) << resolved;
+  // Without the section: one member.
+  EXPECT_EQ(parse_deck(resolved_yaml(parse_deck("grid: {nx: 32}\n", "d")), "r").ensemble.members, 1);
+}
+
+TEST(Ensemble, Overrides) {
+  const Config c = parse_deck("grid: {nx: 32}\n", "deck.yaml", {"ensemble.members=4", "ensemble.on_blowup=drop"});
+  EXPECT_EQ(c.ensemble.members, 4);
+  EXPECT_EQ(c.ensemble.on_blowup, "drop");
+  EXPECT_EQ(member_config(c, 3).initial.seed, 4);
+  EXPECT_EQ(error_of("grid: {nx: 32}\n", {"ensemble.members=0"}),
+            "deck.yaml: --set ensemble.members: expected an integer in [1, 65536], found 0");
+  // A vary list must follow members as --set gives it.
+  EXPECT_EQ(error_of(kEnsembleDeck, {"ensemble.members=2"}),
+            "deck.yaml:8: ensemble.vary.physics.nu: expected 2 values, one a member (ensemble.members), found 3 values");
+  for (const char* set : {"ensemble.vary.physics.nu=[1, 2, 3]", "ensemble.vary={physics.nu: [1, 2, 3]}"}) {
+    const std::string e = error_of(kEnsembleDeck, {set});
+    EXPECT_EQ(e.rfind("deck.yaml: --set ensemble.vary", 0), 0u) << e;
+    EXPECT_NE(e.find("expected a key --set can give (ensemble.vary's lists, one value a member, are written in the deck)"),
+              std::string::npos) << e;
+  }
+  // An override of a key that vary lists is that of the deck, which the members' values replace.
+  EXPECT_EQ(member_config(parse_deck(kEnsembleDeck, "d", {"physics.nu=7"}), 1).physics.nu, 2.5e-4);
 }
 
 }  // namespace cascade

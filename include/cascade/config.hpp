@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cascade/coefficients.hpp"
@@ -114,6 +115,15 @@ struct PoissonConfig {
   std::string gauge = "corner";  //!< corner: phi(0,0) = 0 | zero-mean: <phi> = 0
 };
 
+//! The `ensemble` section: `members` realisations of one deck stepped together (one batch).
+//! Which keys may vary, and why the others may not: src/core/ensemble.cpp.
+struct EnsembleConfig {
+  int members = 1;                 //!< 1: a single run (today's)
+  std::string on_blowup = "stop";  //!< stop | drop
+  //! ensemble.vary: "section.key" -> its value for each member (members entries), in the deck's order.
+  std::vector<std::pair<std::string, std::vector<double>>> vary;
+};
+
 struct Config {
   std::string source;  //!< the deck's path, as given
   std::string text;    //!< the deck's text, as read (stored in every output file)
@@ -125,6 +135,7 @@ struct Config {
   RunConfig run;
   OutputConfig output;
   PoissonConfig poisson;
+  EnsembleConfig ensemble;
   std::vector<std::string> overrides;  //!< --set key.path=value, in order
   std::map<std::string, int> lines;    //!< "section.key" -> line in the deck (1-based)
   std::string run_id;  //!< the run's identity (not a deck key): set by `cascade run`, kept in its files
@@ -143,6 +154,13 @@ Config parse_deck(const std::string& text, const std::string& source,
                   const std::vector<std::string>& overrides = {});
 //! The resolved deck (every key, defaults filled in) as YAML.
 std::string resolved_yaml(const Config& config);
+
+//! Member b's own deck (0 <= b < members): members = 1 and no vary; initial.seed + b and
+//! forcing.seed + b (unless ensemble.vary lists that seed: then its b-th value); every key
+//! ensemble.vary lists set to its b-th value. Member 0 of a deck without vary is the deck itself
+//! (bit for bit the same Config apart from the ensemble section). Throws std::out_of_range for a
+//! b outside [0, members) or a vary list shorter than members (a deck read by parse_deck has neither).
+Config member_config(const Config& config, int b);
 
 //! "2pi", "pi/2", "0.5*pi", "1.25" -> value; throws std::invalid_argument otherwise.
 double parse_length(const std::string& text);

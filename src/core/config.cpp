@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "cascade/error.hpp"
 #include "core/deck_keys.hpp"
 #include "core/deck_reader.hpp"
 #include "core/deck_types.hpp"
+#include "core/ensemble.hpp"
 
 namespace cascade {
 namespace {
@@ -29,6 +31,10 @@ void apply_override(YAML::Node& root, const std::string& item, Locator& loc) {
     throw InputError(one_line(fmt::format("--set: expected section.key=value, found '{}'", item)));
   const std::string path = item.substr(0, eq);
   const std::string value = item.substr(eq + 1);
+  if (path == "ensemble.vary" || path.rfind("ensemble.vary.", 0) == 0)
+    throw InputError(one_line(fmt::format("{}: --set {}: expected a key --set can give (ensemble.vary's lists, one "
+                                          "value a member, are written in the deck), found '{}'",
+                                          escaped(loc.file()), path, value)));
   const auto dot = path.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == path.size() ||
       path.find('.', dot + 1) != std::string::npos)
@@ -92,13 +98,14 @@ void check_poisson(const Config& c, const Locator& loc) {
 }
 
 //! Small checks, one message each (CaNS sanity.f90 style), section by section: each key's own
-//! (from the table), then those of the section that join keys.
-void validate(const Config& c, const Locator& loc) {
+//! (from the table), then those of the section that join keys. `only`: these sections alone.
+void validate(const Config& c, const Locator& loc, const std::set<std::string>& only = {}) {
   using Joint = void (*)(const Config&, const Locator&);
   const std::map<std::string, Joint> joint = {{"grid", check_grid},       {"forcing", check_forcing},
                                               {"initial", check_initial}, {"time", check_time},
-                                              {"poisson", check_poisson}};
+                                              {"poisson", check_poisson}, {"ensemble", check_ensemble}};
   for (const auto& section : deck_sections()) {
+    if (!only.empty() && !only.count(section)) continue;
     for (const DeckKey& k : deck_keys()) {
       if (k.section != section) continue;
       for (const KeyCheck& kc : k.checks) {
@@ -107,6 +114,31 @@ void validate(const Config& c, const Locator& loc) {
       }
     }
     if (const auto it = joint.find(section); it != joint.end()) it->second(c, loc);
+  }
+}
+
+//! Each member of an ensemble that varies keys, checked as the deck it is: the keys' own checks and
+//! those of their sections that join keys, for its values. A message names the member's entry of
+//! ensemble.vary (ensemble.vary.physics.nu[3]), or the member, for a check of another key.
+void check_members(const Config& c, const YAML::Node& root, const Locator& loc) {
+  if (c.ensemble.vary.empty()) return;  // seed + b: checked with the section
+  std::set<std::string> sections;
+  for (const auto& entry : c.ensemble.vary) sections.insert(entry.first.substr(0, entry.first.find('.')));
+  const YAML::Node& croot = root;  // const access never inserts keys
+  const YAML::Node vary = croot["ensemble"]["vary"];
+  Config m = c;  // the members differ in the keys set_member sets alone
+  m.text.clear();
+  m.ensemble = EnsembleConfig();
+  for (int b = 0; b < c.ensemble.members; ++b) {
+    deck::set_member(m, c, b);
+    Locator at = loc;
+    at.note(fmt::format("ensemble member {}", b));
+    for (const auto& entry : c.ensemble.vary) {
+      const YAML::Node list = vary[entry.first];
+      const int line = list.IsSequence() && static_cast<std::size_t>(b) < list.size() ? line_of(list[b]) : 0;
+      at.alias(entry.first, fmt::format("ensemble.vary.{}[{}]", entry.first, b), line);
+    }
+    validate(m, at, sections);
   }
 }
 
@@ -157,6 +189,7 @@ Config parse_deck_unguarded(const std::string& text, const std::string& source,
 
   // ---- validate
   validate(c, loc);
+  check_members(c, root, loc);
   return c;
 }
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "core/deck_reader.hpp"
 #include "core/deck_types.hpp"
+#include "core/ensemble.hpp"
 
 namespace cascade::deck {
 namespace {
@@ -45,6 +46,13 @@ const std::vector<KeyCheck> kBoxLength = {
     // Wavenumbers, their powers (up to k^64) and the energy's 1/k^2 stay far inside double's range.
     within(kMinLength, kMaxLength, fmt::format("a length in [{:g}, {:g}]", kMinLength, kMaxLength))};
 
+//! Words in backquotes: `a`, `b`, `c`.
+std::string quoted_words(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "`" : ", `") + w + "`";
+  return s;
+}
+
 //! The rows of one section, whose values live in Config::*sec.
 template <class S>
 class Rows {
@@ -55,17 +63,21 @@ class Rows {
   template <class T>
   Rows& integer(const char* key, T S::*m, std::vector<KeyCheck> checks, KeyDoc doc, Derived def = {},
                 bool required = false) {
-    return numeric(key, m, std::move(checks), std::move(doc), [=](Section& s, const Config& c, T v) {
+    numeric(key, m, std::move(checks), std::move(doc), [=](Section& s, const Config& c, T v) {
       return s.get_int(key, def ? static_cast<int>(def(c)) : static_cast<int>(v), required);
     });
+    out_.back().integer = true;
+    return *this;
   }
 
   //! A real key; `pi`: a length, which may be written as a multiple of pi.
   Rows& real(const char* key, double S::*m, std::vector<KeyCheck> checks, KeyDoc doc, Derived def = {},
              bool pi = false) {
-    return numeric(key, m, std::move(checks), std::move(doc), [=](Section& s, const Config& c, double v) {
+    numeric(key, m, std::move(checks), std::move(doc), [=](Section& s, const Config& c, double v) {
       return s.get_double(key, def ? def(c) : v, pi);
     });
+    out_.back().length = pi;
+    return *this;
   }
   Rows& length(const char* key, double S::*m, std::vector<KeyCheck> checks, KeyDoc doc, Derived def = {}) {
     return real(key, m, std::move(checks), std::move(doc), std::move(def), true);
@@ -143,6 +155,30 @@ class Rows {
     return *this;
   }
 
+  //! ensemble.vary: "section.key" -> a list of numbers, one a member (src/core/ensemble.cpp reads it).
+  Rows& vary(const char* key, KeyDoc doc) {
+    DeckKey& k = add(key, {}, std::move(doc));
+    k.read = [=](Section& s, Config& c) { c.ensemble.vary = read_vary(s, key); };
+    k.dump = [=](YAML::Emitter& out, const Config& c) {
+      if (c.ensemble.vary.empty()) return;
+      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+      for (const auto& [path, values] : c.ensemble.vary) {
+        const DeckKey* row = find_key(path);
+        const bool integer = row && row->integer;  // written as one: 1e+09 would not read back
+        out << YAML::Key << path << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const double x : values) out << (integer ? fmt::format("{}", static_cast<long long>(x)) : exact(x));
+        out << YAML::EndSeq;
+      }
+      out << YAML::EndMap;
+    };
+    k.text = [](const Config& c) {
+      std::string keys;
+      for (const auto& entry : c.ensemble.vary) keys += (keys.empty() ? "" : ", ") + entry.first;
+      return keys.empty() ? std::string("nothing") : keys;
+    };
+    return *this;
+  }
+
   //! initial.vortices: a list of mappings {x, y, radius, circulation, profile}.
   Rows& vortices(const char* key, std::vector<VortexConfig> S::*m, KeyDoc doc) {
     const auto sec = sec_;
@@ -182,6 +218,7 @@ class Rows {
     };
     k.text = [=](const Config& c) { return fmt::format("{}", (c.*sec).*m); };
     k.number = [=](const Config& c) { return static_cast<double>((c.*sec).*m); };
+    k.assign = [=](Config& c, double x) { (c.*sec).*m = static_cast<T>(x); };
     return *this;
   }
 
@@ -390,14 +427,23 @@ std::vector<DeckKey> make_table() {
               {"how the free constant of phi is fixed", "–", "",
                "`corner` (phi(0,0) = 0, as NVIDIA's example), `zero-mean` (mean of phi = 0; compared with exact − "
                "mean(exact))"});
-  return t;
-}
 
-//! Words in backquotes: `a`, `b`, `c`.
-std::string quoted_words(const std::vector<std::string>& words) {
-  std::string s;
-  for (const auto& w : words) s += (s.empty() ? "`" : ", `") + w + "`";
-  return s;
+  // Which keys may vary and the checks of the members: src/core/ensemble.cpp.
+  Rows<EnsembleConfig>(t, "ensemble", &Config::ensemble)
+      .integer("members", &EnsembleConfig::members, {within(1, kMaxMembers, fmt::format("an integer in [1, {}]", kMaxMembers))},
+               {"realisations of the deck stepped together as one batch; member b has initial.seed + b and "
+                "forcing.seed + b, and the values of `vary`",
+                "", "`1` (a single run)", fmt::format("integer 1 to {}", kMaxMembers)})
+      .choice("on_blowup", &EnsembleConfig::on_blowup, {"stop", "drop"},
+              {"what a member that blows up does to the batch", "", "",
+               "`stop` (the batch stops, as a single run does), `drop` (the member is left out and the others go "
+               "on)"})
+      .vary("vary", {"keys whose value differs between members: `section.key: [one value a member]` "
+                     "([below](#what-may-vary))",
+                     "", "none",
+                     "a list of `members` values for any of " + quoted_words(vary_keys()) +
+                         ", each passing that key's checks"});
+  return t;
 }
 
 }  // namespace
@@ -417,6 +463,12 @@ const std::vector<DeckKey>& deck_keys() {
     return t;
   }();
   return table;
+}
+
+const DeckKey* find_key(const std::string& path) {
+  for (const auto& k : deck_keys())
+    if (k.path() == path) return &k;
+  return nullptr;
 }
 
 const std::vector<std::string>& deck_sections() {

@@ -22,6 +22,7 @@ constexpr int kMaxSide = 1 << 20;                      // per dimension: beyond 
 constexpr double kMaxPoints = 65536.0 * 65536.0;       // total points
 constexpr double kMinLength = 1e-9, kMaxLength = 1e9;  // box lengths
 constexpr int kMaxThreads = 4096;
+constexpr int kMaxMembers = 65536;                     // ensemble.members
 
 //! A check of a key's own value, with its message: "expected EXPECTED, found VALUE". `ok` is
 //! asked only for a finite value; a value that is not finite fails every check.
@@ -45,6 +46,9 @@ struct DeckKey {
   std::function<void(YAML::Emitter&, const Config&)> dump;    //!< key and value (nothing: left out)
   std::function<std::string(const Config&)> text;             //!< the value as messages show it
   std::function<double(const Config&)> number;                //!< numeric keys; empty otherwise
+  std::function<void(Config&, double)> assign;                //!< numeric keys: set it (an ensemble member's value)
+  bool integer = false;                                       //!< numeric keys read as an integer
+  bool length = false;                                        //!< numeric keys that may be a multiple of pi
   std::vector<KeyCheck> checks;                               //!< its own checks, in order
   KeyDoc doc;
   std::string path() const { return section + "." + name; }
@@ -54,5 +58,7 @@ struct DeckKey {
 const std::vector<DeckKey>& deck_keys();
 //! The sections, in order.
 const std::vector<std::string>& deck_sections();
+//! The key "section.key" of the table, or null.
+const DeckKey* find_key(const std::string& path);
 
 }  // namespace cascade::deck
