@@ -27,13 +27,12 @@ template <class Real>
 struct TransformCallbackParams {
   SpectralShape<Real> shape;
   DealiasMask<Real> mask;
-  std::size_t field;  //!< modes in a field: a batched plan's offsets run on into the next field
   double inv_nx = 0;  //!< 1 / nx: the row of a complex pair's offset (keeps_full)
 
-  //! Whether the mode at flat index `offset` of the half spectrum (of any field of a batch)
+  //! Whether the mode at flat index `offset` of the half spectrum (of any field of a batch:
+  //! a batched plan's offsets run on into the next field, which SpectralShape::mode follows)
   //! survives the dealiasing.
   CASCADE_HD bool keeps(unsigned long long offset) const {
-    while (offset >= field) offset -= field;  // the batches are pairs: at most once
     int i, j;
     shape.mode(std::size_t(offset), i, j);
     return mask.keep(shape, i, j);
@@ -41,7 +40,6 @@ struct TransformCallbackParams {
   //! Whether the column of flat index `offset` holds modes the dealiasing keeps (the pruned
   //! transforms' passes over the rows: kernels/fft_callbacks.cuh's header, CudaExec).
   CASCADE_HD bool keeps_column(unsigned long long offset) const {
-    while (offset >= field) offset -= field;
     int i, j;
     shape.mode(std::size_t(offset), i, j);
     return !shape.nyquist_x(i) && (!mask.two_thirds || two_thirds_keeps(i, shape.nx));

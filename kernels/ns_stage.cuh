@@ -87,6 +87,7 @@ struct FusedStage {
     }
     const Complex<Real> s_old = S[idx];
     if (save_w) W[idx] = s_old;
+    const LinearOperator<Real> op = lin.members ? lin.of_member(s.member(idx)) : lin;
     // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
     // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
     Real cached_tau = Real(-1);
@@ -96,7 +97,7 @@ struct FusedStage {
       if (tau == cached_tau) return cached;
       if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
       cached_tau = tau;
-      cached = lin.propagator(kx, k2, tau);
+      cached = op.propagator(kx, k2, tau);
       return cached;
     };
     const Complex<Real> snew = caxpy(cmul(prop(h * dS), s_old), hb, k);
@@ -135,6 +136,7 @@ struct SpectralSumsOfMode {
     const Complex<Real> o = omega_hat[idx];
     const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
     const double e = w * a2 / k2;  // twice this mode's energy
+    const LinearOperator<Real> lin = this->lin.members ? this->lin.of_member(s.member(idx)) : this->lin;
     SpectralSums r;
     r.energy = 0.5 * e;
     r.enstrophy = 0.5 * w * a2;

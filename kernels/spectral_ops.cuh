@@ -28,9 +28,10 @@ struct SpectralShape {
   // idx = (i - i0) ny + j. Zero/false for a whole grid.
   int i0 = 0;
   bool transposed = false;
-  double inv_ny = 0;  //!< 1 / ny, for the transposed layout
+  double inv_ny = 0;  //!< 1 / ny: the transposed layout's column, a member's field
 
-  //! (i, j) of flat index idx = j nxh + i (or (i - i0) ny + j in a slab). A 64-bit integer
+  //! (i, j) of flat index idx = j nxh + i (or (i - i0) ny + j in a slab; in the field of member
+  //! m, idx = (m ny + j) nxh + i). A 64-bit integer
   //! division costs tens of cycles a mode; a multiplication by the reciprocal, corrected by
   //! one step either way, does not.
   CASCADE_HD void mode(std::size_t idx, int& i, int& j) const {
@@ -45,8 +46,26 @@ struct SpectralShape {
     std::size_t row = static_cast<std::size_t>(double(idx) * inv_nxh);
     if (row * std::size_t(nxh) > idx) --row;
     else if ((row + 1) * std::size_t(nxh) <= idx) ++row;
-    j = static_cast<int>(row);
     i = static_cast<int>(idx - row * std::size_t(nxh));
+    // Past the first field (the members of an ensemble, the second of a batched pair): the
+    // rows run on, ny a field.
+    if (row >= std::size_t(ny)) row -= member_rows(row) * std::size_t(ny);
+    j = static_cast<int>(row);
+  }
+  //! The field (ensemble member) of flat index idx, where a buffer holds several one after the
+  //! other (whole grids alone: cascade::Slab::members).
+  CASCADE_HD int member(std::size_t idx) const {
+    std::size_t row = static_cast<std::size_t>(double(idx) * inv_nxh);
+    if (row * std::size_t(nxh) > idx) --row;
+    else if ((row + 1) * std::size_t(nxh) <= idx) ++row;
+    return row >= std::size_t(ny) ? static_cast<int>(member_rows(row)) : 0;
+  }
+  //! row / ny for a row of a field past the first.
+  CASCADE_HD std::size_t member_rows(std::size_t row) const {
+    std::size_t m = static_cast<std::size_t>(double(row) * inv_ny);
+    if (m * std::size_t(ny) > row) --m;
+    else if ((m + 1) * std::size_t(ny) <= row) ++m;
+    return m;
   }
   CASCADE_HD int my(int j) const { return j <= ny / 2 ? j : j - ny; }
   CASCADE_HD Real kx(int i) const { return kx0 * Real(i); }

@@ -38,6 +38,19 @@ class Backend {
   //! get an empty vector: only rank 0 writes files), from_host takes the whole field on every
   //! rank and keeps its slab.
   const Slab& slab() const { return slab_; }
+  //! The fields every buffer holds, one after the other: the members of an ensemble, stepped
+  //! as one batch (1: a single run). The transforms and the step's operations (forward,
+  //! inverse, nonlinear_products, fused_stage) go over all of them; the operations mode by mode
+  //! or point by point also take one member's field (member_view), and the reductions
+  //! (spectral_sums, max_speed, shell_spectra) are then that member's; to_host/from_host copy
+  //! what the buffer holds.
+  int members() const { return slab_.members; }
+  //! Member m's field in `whole` (a buffer of every member's): a view, which must not outlive it.
+  template <class T>
+  Buffer<T> member_view(const Buffer<T>& whole, int m) const {
+    const std::size_t n = whole.size() / std::size_t(slab_.members);
+    return Buffer<T>(const_cast<T*>(whole.data()) + std::size_t(m) * n, n, whole.space(), nullptr);
+  }
   virtual BackendKind kind() const = 0;
   //! e.g. "cpu (FFTW 3.3.10, 2 threads)" or "cuda (NVIDIA H100 80GB HBM3, device 0)".
   virtual std::string description() const = 0;
@@ -156,10 +169,14 @@ class Backend {
                            const Buffer<Cplx>* forcing_hat, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s,
                            Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c, Buffer<Cplx>* d,
                            const BudgetWeights* budget = nullptr) = 0;
-  //! The budget integrals fused_stage accumulates (BudgetState::integral): read (waits for the
-  //! device) and set.
-  virtual void budget_integrals(double (&out)[6]) = 0;
-  virtual void set_budget_integrals(const double (&in)[6]) = 0;
+  //! The budget integrals fused_stage accumulates (BudgetState::integral), six a member, member
+  //! after member: read (waits for the device) and set.
+  virtual void budget_integrals(double* out) = 0;
+  virtual void set_budget_integrals(const double* in) = 0;
+  //! Each member's own linear coefficients, where an ensemble's members differ in them
+  //! (ensemble.vary): fused_stage and spectral_sums over every member then take member m's
+  //! from here instead of the ones they are given. Empty: all take the ones given.
+  virtual void set_member_coefficients(const std::vector<LinearCoefficients>& each) = 0;
   //! Energy, enstrophy, palinstrophy, dissipation, injection sums (before 1/(nx ny)^2).
   virtual SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& omega_hat,
                                      const Buffer<Cplx>* forcing_hat) = 0;
@@ -193,11 +210,12 @@ BackendKind resolve_backend(const std::string& requested, std::string& why);
 //! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
 //! `planning` how the CPU backend plans its transforms (estimate here: instant and the same plan
 //! everywhere; run.fft_planning's default is auto), `exchange_chunks` the chunks of a GPU slab
-//! run's all-to-all (run.exchange_chunks; 0 = auto; ignored elsewhere).
+//! run's all-to-all (run.exchange_chunks; 0 = auto; ignored elsewhere), `members` the fields of
+//! an ensemble every buffer holds (ensemble.members; one process alone: InputError over MPI).
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device = 0,
                                             int threads = 0, FftPlanning planning = FftPlanning::Estimate,
-                                            int exchange_chunks = 0);
+                                            int exchange_chunks = 0, int members = 1);
 
 //! The FFTW wisdom file of a precision: in $CASCADE_FFTW_WISDOM (a directory) when set, else
 //! beside the cascade executable; "" when CASCADE_FFTW_WISDOM is set empty or to `none` (no file
@@ -206,7 +224,7 @@ std::string fftw_wisdom_file(Precision precision);
 
 #if defined(CASCADE_HAVE_CUDA)
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device);
+std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device, int members = 1);
 //! This MPI rank's slab of a decomposed GPU run, on the rank's GPU (the ranks of a machine take
 //! its GPUs in order; every rank calls it), its all-to-all in `exchange_chunks` chunks (0 =
 //! auto; more than the smallest slab's rows or kx columns is an InputError). InputError when
@@ -233,7 +251,7 @@ std::string cap_openmp_threads();
 
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads,
-                                                FftPlanning planning = FftPlanning::Estimate);
+                                                FftPlanning planning = FftPlanning::Estimate, int members = 1);
 //! This MPI rank's slab of a decomposed CPU run (every rank calls it: the plans are made
 //! together). RunError when built without MPI.
 template <class Real>

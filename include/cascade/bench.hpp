@@ -9,8 +9,9 @@
 namespace cascade {
 
 struct BenchOptions {
-  std::string what = "reduction";        //!< reduction | fft | step
+  std::string what = "reduction";        //!< reduction | fft | step | ensemble
   std::vector<long> sizes;               //!< --n: grid side N (fields N x N); empty = the default sweep
+  std::vector<int> members;              //!< bench ensemble --members: batch sizes; empty = 1, 16, 64, 256
   std::vector<Precision> precisions;     //!< --precision; empty = both
   int repeats = 20;                      //!< timed runs per row (median reported)
   std::string csv;                       //!< --csv FILE; empty = no CSV
@@ -32,6 +33,9 @@ int run_reduction_bench_cuda(const BenchOptions& options);
 
 //! `cascade bench step`: steps of a turbulent field against the same transforms alone.
 int run_step_bench(const BenchOptions& options);
+
+//! `cascade bench ensemble`: member-steps a second of ensembles against their batched transforms.
+int run_ensemble_bench(const BenchOptions& options);
 
 //! `cascade bench fft`: forward + inverse 2D real transforms alone, per backend.
 int run_fft_bench(const BenchOptions& options);

@@ -39,6 +39,9 @@ struct Diagnostics {
 struct BudgetState {
   static constexpr int kTerms = 6;  //!< diss_nu, diss_mu, diss_alpha, diss_z, inj, inj_z
   double integral[kTerms] = {0, 0, 0, 0, 0, 0};
+  //! An ensemble's (members > 1): kTerms integrals a member, member after member (member 0's
+  //! also in `integral`); empty for a single run.
+  std::vector<double> members;
   double interval = 0;  //!< time covered
   double last_dt = 0;   //!< the last step, whose end-of-step half is still to be added
   bool open = false;    //!< a step's end half is pending

@@ -55,14 +55,18 @@ struct Grid {
 //! space the kx columns [i0, i0 + cols), stored transposed: a_hat[(i - i0) * ny + j] (the
 //! layout of FFTW's MPI transforms with FFTW_MPI_TRANSPOSED_OUT). Functors decode their flat
 //! index through SpectralShape / PhysicalShape, which carry these offsets.
+//!
+//! A backend may hold `members` fields of its part of the grid in every buffer (an ensemble,
+//! stepped as one batch): member m's field follows member m - 1's, each in the layout above.
 struct Slab {
   int j0 = 0;
   int rows = 0;
   int i0 = 0;
   int cols = 0;
   bool transposed = false;
+  int members = 1;  //!< fields a buffer holds, one after the other (whole grids alone)
 
-  static Slab whole(const Grid& g) { return {0, g.ny, 0, g.nxh(), false}; }
+  static Slab whole(const Grid& g, int members = 1) { return {0, g.ny, 0, g.nxh(), false, members}; }
   //! Rank r's slab of `ranks`: FFTW's block distribution (blocks of ceil(n / ranks) rows and
   //! columns, the last ranks' shorter). Empty for ranks beyond the grid (see fits).
   static Slab of_rank(const Grid& g, int r, int ranks) {
@@ -74,8 +78,12 @@ struct Slab {
   static bool fits(const Grid& g, int ranks) {
     return of_rank(g, ranks - 1, ranks).rows > 0 && of_rank(g, ranks - 1, ranks).cols > 0;
   }
-  std::size_t real_count(const Grid& g) const { return std::size_t(rows) * g.nx; }
-  std::size_t spectral_count(const Grid& g) const { return std::size_t(cols) * g.ny; }
+  //! The values of a buffer: every member's.
+  std::size_t real_count(const Grid& g) const { return std::size_t(members) * member_real_count(g); }
+  std::size_t spectral_count(const Grid& g) const { return std::size_t(members) * member_spectral_count(g); }
+  //! The values of one member's field.
+  std::size_t member_real_count(const Grid& g) const { return std::size_t(rows) * g.nx; }
+  std::size_t member_spectral_count(const Grid& g) const { return std::size_t(cols) * g.ny; }
 };
 
 }  // namespace cascade

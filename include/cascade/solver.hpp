@@ -31,6 +31,13 @@ struct BlowUp : RunError {
   using RunError::RunError;
 };
 
+//! An ensemble (ensemble.members > 1; the backend holds that many fields a buffer): every member
+//! is stepped in the same transforms and kernels, with one dt for all (the CFL maximum over the
+//! members, so that they stay in lockstep and write at the same times). Member m is the deck of
+//! member_config(config, m): its own initial field, forcing and linear coefficients. The state
+//! and the fields (vorticity(), field(), vorticity_hat(), set_vorticity_hat()) hold every
+//! member's, one after the other; the diagnostics and spectra are each member's (the *_members
+//! functions; diagnose(), diagnose_interval() and spectra() are member 0's).
 template <class Real>
 class Solver {
  public:
@@ -40,6 +47,9 @@ class Solver {
   //! deck asks (run.step_transforms, run.fft_callbacks), or as `request` asks where given
   //! (`cascade bench step`); the plan is made after the fields, as it weighs free memory.
   Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
+
+  //! The members stepped together (the backend's; 1: a single run).
+  int members() const { return members_; }
 
   // ---- state
   //! From the deck's `initial` section (src/physics/initial.hpp) and the equation's forcing;
@@ -77,10 +87,13 @@ class Solver {
 
   // ---- diagnostics
   //! The state's integrals and the instantaneous budget rates at the current time.
-  Diagnostics diagnose();
+  Diagnostics diagnose() { return diagnose_members()[0]; }
   //! diagnose(), with the budget terms replaced by their means over the interval since the last
   //! call (see Diagnostics); starts the next interval.
-  Diagnostics diagnose_interval();
+  Diagnostics diagnose_interval() { return diagnose_interval_members()[0]; }
+  //! The same, of each member.
+  std::vector<Diagnostics> diagnose_members();
+  std::vector<Diagnostics> diagnose_interval_members();
   //! The budget of the current interval (its integrals live on the backend: this waits for it).
   const BudgetState& budget();
   void set_budget(const BudgetState& b);
@@ -92,7 +105,8 @@ class Solver {
   struct Spectra {
     std::vector<double> energy, enstrophy, flux, flux_z;
   };
-  Spectra spectra();
+  Spectra spectra() { return spectra_members()[0]; }
+  std::vector<Spectra> spectra_members();  //!< each member's
   double dk() const;
   std::vector<double> shell_centres() const;
 
@@ -108,6 +122,24 @@ class Solver {
   static std::size_t required_bytes(const Config& config);
 
  private:
+  //! Member m's part of a buffer of every member's.
+  template <class T>
+  Buffer<T> member(const Buffer<T>& whole, int m) const {
+    return b_.member_view(whole, m);
+  }
+  //! Member m's linear coefficients (the deck's for a single run).
+  const LinearCoefficients& linear_of(int m) const { return member_eq_.empty() ? lin_ : member_eq_[m].linear; }
+  //! An ensemble's initial fields: each member's deck, its fields set in its part of the state
+  //! (set_vorticity and the others act on member target_ meanwhile); those given at points
+  //! go through one transform of every member at the end.
+  void initialise_members(const InitialField* file);
+  void finish_members();
+  //! The members whose velocity is not finite (a blow-up's message).
+  std::string blown_members();
+  //! Member m's six budget integrals, as budget() last read them.
+  double* integrals(int m) {
+    return members_ == 1 ? budget_.integral : budget_.members.data() + std::size_t(BudgetState::kTerms) * m;
+  }
   bool advective() const { return eq_.advective(); }
   //! The field `f` into `out`, dealiased: one given at points goes through u_ and a transform.
   void fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out);
@@ -126,6 +158,10 @@ class Solver {
   Backend<Real>& b_;
   Config config_;
   Equation eq_;
+  int members_ = 1;
+  std::vector<Equation> member_eq_;  //!< each member's (ensembles alone)
+  int target_ = -1;                  //!< the member whose initial field is being set (-1: none)
+  bool pending_forward_ = false;     //!< members' fields given at points wait in u_ for one transform
   const IfRkTable& table_;
   const LinearCoefficients& lin_ = eq_.linear;
   DtPolicy policy_;

@@ -75,6 +75,7 @@ struct StepProblem {
   bool basdevant = true;   //!< the nonlinear form (false: advective)
   bool two_thirds = true;  //!< the dealiasing (false: none)
   StepDevice device;
+  int members = 1;  //!< the fields of an ensemble, transformed as one batch: plain transforms alone
 };
 
 //! The plan for a problem and a request: auto reads the tuning table (src/core/step_plan.cpp); a

@@ -18,16 +18,13 @@
 #include "cascade/error.hpp"
 #include "cascade/solver.hpp"
 #include "cascade/step_plan.hpp"
+#include "app/bench_timing.hpp"
 
 namespace cascade {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using bench::median;
 
 struct StepRow {
   std::string backend, precision, stepper, form;
@@ -89,23 +86,7 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
     s.step(1e30);
   }
   // The floor: the same transforms with the same plans, alone.
-  const int stages = s.table().stages();
-  Buffer<Real> r = b->real_field();
-  Buffer<Complex<Real>> h = b->spectral_field();
-  std::vector<double> floor;
-  for (int k = 0; k < std::max(repeats, 20); ++k) {
-    // Fresh data for each sample: unnormalised round trips grow it by (nx ny) each, and an
-    // inverse transform destroys its input; overflowed or NaN data must not be what is timed.
-    b->fill_modes(McWilliamsModes<Real>{10, 1, b->grid().ny}, h);
-    b->synchronize();
-    const auto t0 = Clock::now();
-    for (int st = 0; st < stages; ++st) {
-      for (int q = 0; q < (basdevant ? 2 : 4); ++q) b->inverse(h, r);
-      for (int q = 0; q < (basdevant ? 2 : 1); ++q) b->forward(r, h);
-    }
-    b->synchronize();
-    floor.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
+  const std::vector<double> floor = bench::transforms_alone(*b, s.table().stages(), basdevant, std::max(repeats, 20));
   std::size_t used = 0, total = 0;
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,

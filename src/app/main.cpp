@@ -89,13 +89,15 @@ int run(int argc, char** argv) {
   cascade::BenchOptions bench_opts;
   std::string bench_what = "reduction";
   std::vector<std::string> bench_precisions;
-  auto* bench = app.add_subcommand("bench", "benchmarks: reduction | fft | step");
-  bench->add_option("what", bench_what, "reduction (default) | fft | step")
-      ->check(CLI::IsMember({"reduction", "fft", "step"}));
-  bench->add_option("--stepper", bench_opts.stepper, "step: rk4 | rk3")->check(CLI::IsMember({"rk4", "rk3"}));
-  bench->add_option("--form", bench_opts.form, "step: basdevant | advective")
+  auto* bench = app.add_subcommand("bench", "benchmarks: reduction | fft | step | ensemble");
+  bench->add_option("what", bench_what, "reduction (default) | fft | step | ensemble")
+      ->check(CLI::IsMember({"reduction", "fft", "step", "ensemble"}));
+  bench->add_option("--stepper", bench_opts.stepper, "step, ensemble: rk4 | rk3")->check(CLI::IsMember({"rk4", "rk3"}));
+  bench->add_option("--form", bench_opts.form, "step, ensemble: basdevant | advective")
       ->check(CLI::IsMember({"basdevant", "advective"}));
-  bench->add_flag("--cpu", bench_opts.include_cpu, "step: CPU rows too when a GPU is present");
+  bench->add_option("--members", bench_opts.members, "ensemble: members stepped together; repeatable (default 1 16 64 256)")
+      ->check(CLI::Range(1, 65535));
+  bench->add_flag("--cpu", bench_opts.include_cpu, "step, ensemble: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
                     "step: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "
                     "CPU row by row): on (default: the auto plan) | off (auto without pruning, the row "
@@ -181,6 +183,7 @@ int run(int argc, char** argv) {
     for (long n : bench_opts.sizes)
       if (n < 4 || n > 65536) throw cascade::InputError(fmt::format("--n: expected a side in [4, 65536], found {}", n));
     if (bench_what == "step") return cascade::run_step_bench(bench_opts);
+    if (bench_what == "ensemble") return cascade::run_ensemble_bench(bench_opts);
     return bench_what == "fft" ? cascade::run_fft_bench(bench_opts) : cascade::run_reduction_bench(bench_opts);
   }
   return kExitBadInput;

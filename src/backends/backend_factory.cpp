@@ -61,11 +61,15 @@ BackendKind resolve_backend(const std::string& requested, std::string& why) {
 
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device,
-                                            int threads, FftPlanning planning, int exchange_chunks) {
+                                            int threads, FftPlanning planning, int exchange_chunks, int members) {
+  if (members < 1) throw RunError("make_backend: members < 1");
+  if (members > 1 && parallel::size() > 1)
+    throw InputError("ensemble.members: an ensemble runs in one process (one GPU or the CPU) in this version, not over " +
+                     std::to_string(parallel::size()) + " MPI ranks");
   if (kind == BackendKind::Cuda) {
 #if defined(CASCADE_HAVE_CUDA)
     if (parallel::size() > 1) return make_cuda_slab_backend<Real>(grid, exchange_chunks);
-    return make_cuda_backend<Real>(grid, device);
+    return make_cuda_backend<Real>(grid, device, members);
 #else
     (void)device;
     (void)exchange_chunks;
@@ -73,10 +77,10 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
 #endif
   }
   if (parallel::size() > 1) return make_mpi_cpu_backend<Real>(grid, threads, planning);
-  return make_cpu_backend<Real>(grid, threads, planning);
+  return make_cpu_backend<Real>(grid, threads, planning, members);
 }
 
-template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int, FftPlanning, int);
-template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int, FftPlanning, int);
+template std::unique_ptr<Backend<float>> make_backend<float>(BackendKind, const Grid&, int, int, FftPlanning, int, int);
+template std::unique_ptr<Backend<double>> make_backend<double>(BackendKind, const Grid&, int, int, FftPlanning, int, int);
 
 }  // namespace cascade

@@ -126,13 +126,13 @@ class BackendImpl final : public Backend<Real> {
   std::size_t fft_work_bytes() const override { return exec_.fft_work_bytes(); }
 
   void forward(const Buffer<Real>& in, Buffer<Cplx>& out_hat) override {
-    check_real(in);
-    check_spectral(out_hat);
+    check_whole(in);
+    check_whole(out_hat);
     exec_.forward(in.data(), out_hat.data());
   }
   void inverse(Buffer<Cplx>& in_hat, Buffer<Real>& out) override {
-    check_spectral(in_hat);
-    check_real(out);
+    check_whole(in_hat);
+    check_whole(out);
     exec_.inverse(in_hat.data(), out.data());
   }
 
@@ -228,9 +228,10 @@ class BackendImpl final : public Backend<Real> {
   void nonlinear_products(bool advective, bool cfl, Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c,
                           Buffer<Cplx>* d, Buffer<Real>& u, Buffer<Real>& v, Buffer<Real>* wx,
                           Buffer<Real>* wy) override {
-    check_spectral(a, b);
-    check_real(u);
-    check_real(v);
+    check_whole(a);
+    check_whole(b);
+    check_whole(u);
+    check_whole(v);
     if (advective) {
       if (!c || !d || !wx || !wy) throw RunError("nonlinear_products: the advective form needs four work fields");
       check_spectral(*c, *d);
@@ -262,7 +263,7 @@ class BackendImpl final : public Backend<Real> {
   }
   StepPlan plan_for(const StepRequest& request, bool basdevant) const override {
     StepProblem problem{this->grid_.nx, this->grid_.ny, precision_of<Real>(), basdevant,
-                        this->grid_.dealias == Dealias::TwoThirds, {}};
+                        this->grid_.dealias == Dealias::TwoThirds, {}, this->slab_.members};
     problem.device.kind = StepDevice::Kind::Slabs;
     if constexpr (Exec::kCanFuse) problem.device = exec_.step_device();
     if constexpr (Exec::kRowFused) problem.device.kind = StepDevice::Kind::Cpu;
@@ -285,17 +286,19 @@ class BackendImpl final : public Backend<Real> {
   void fused_stage(const LinearCoefficients& lin, const StageCoefficients& c, bool advective,
                    const Buffer<Cplx>* f, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s, Buffer<Cplx>& a,
                    Buffer<Cplx>& b, Buffer<Cplx>* cc, Buffer<Cplx>* d, const BudgetWeights* budget) override {
-    check_spectral(s, a, b);
-    if (f) check_spectral(*f);
-    if (w) check_spectral(*w);
+    check_whole(s);
+    check_whole(a);
+    check_whole(b);
+    if (f) check_whole(*f);
+    if (w) check_whole(*w);
     if (advective && (!cc || !d)) throw RunError("fused_stage: the advective form needs four work fields");
     if (advective) check_spectral(*cc, *d);
     if (save_w && !w) throw RunError("fused_stage: save_w without w");
-    const FusedStage<Real> stage{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
+    const FusedStage<Real> stage{shape(), mask(), linear(lin, s.size()), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
                                  c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w, skip_removed(),
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
-    const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
+    const SpectralSumsOfMode<Real> sums{shape(), linear(lin, s.size()), s.data(), f ? f->data() : nullptr};
     if constexpr (Exec::kCanFuse) {
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
@@ -310,13 +313,23 @@ class BackendImpl final : public Backend<Real> {
     }
     exec_.sum_into_budget(s.size(), FusedStageWithSums<Real>{stage, sums}, *budget);
   }
-  void budget_integrals(double (&out)[6]) override { exec_.budget_integrals(out); }
-  void set_budget_integrals(const double (&in)[6]) override { exec_.set_budget_integrals(in); }
+  void budget_integrals(double* out) override { exec_.budget_integrals(out); }
+  void set_budget_integrals(const double* in) override { exec_.set_budget_integrals(in); }
+  void set_member_coefficients(const std::vector<LinearCoefficients>& each) override {
+    if (each.empty()) {
+      member_lin_ = Buffer<LinearCoefficients>();
+      return;
+    }
+    if (each.size() != std::size_t(this->slab_.members))
+      throw RunError("set_member_coefficients: one set of coefficients a member");
+    member_lin_ = exec_.template alloc<LinearCoefficients>(each.size());
+    exec_.copy_from_host(each.data(), member_lin_.data(), each.size());
+  }
   SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& w,
                              const Buffer<Cplx>* f) override {
     check_spectral(w);
     if (f) check_spectral(*f);
-    return exec_.transform_sum(w.size(), SpectralSumsOfMode<Real>{shape(), linear(lin), w.data(),
+    return exec_.transform_sum(w.size(), SpectralSumsOfMode<Real>{shape(), linear(lin, w.size()), w.data(),
                                                                   f ? f->data() : nullptr});
   }
   Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) override {
@@ -432,26 +445,45 @@ class BackendImpl final : public Backend<Real> {
   }
   PhysicalShape<Real> physical() const {
     const Grid& g = this->grid_;
-    return {g.nx, g.ny, Real(g.dx()), Real(g.dy()), 1.0 / g.nx, this->slab_.j0};
+    return {g.nx, g.ny, Real(g.dx()), Real(g.dy()), 1.0 / g.nx, this->slab_.j0, 1.0 / g.ny};
   }
   Real inv_n() const { return Real(1.0 / double(this->grid_.size())); }
   DealiasMask<Real> mask() const { return {this->grid_.dealias == Dealias::TwoThirds}; }
   CflSpeed<Real> cfl_speed() const {
     return {Real(1.0 / this->grid_.dx()), Real(1.0 / this->grid_.dy())};
   }
-  static LinearOperator<Real> linear(const LinearCoefficients& c) { return {c}; }
+  //! The operator of the coefficients `c`, over n modes: those of every member of the batch
+  //! take their own coefficients where they differ (set_member_coefficients), one member's
+  //! field (a member view) the ones given.
+  LinearOperator<Real> linear(const LinearCoefficients& c, std::size_t n) const {
+    const bool batch = n == this->slab_.spectral_count(this->grid_) && this->slab_.members > 1;
+    return {c, batch && !member_lin_.empty() ? member_lin_.data() : nullptr};
+  }
   template <class... More>
   void check_spectral(const Buffer<Cplx>& a, const Buffer<Cplx>& b, const More&... more) const {
     check_spectral(a);
     check_spectral(b, more...);
   }
 
+  //! A buffer of the backend's fields: every member's, or one member's (a member view, for the
+  //! operations that go mode by mode or point by point).
   void check_real(const Buffer<Real>& b) const {
-    if (b.size() != this->slab_.real_count(this->grid_)) throw RunError("backend: real buffer of the wrong size");
+    if (b.size() != this->slab_.real_count(this->grid_) && b.size() != this->slab_.member_real_count(this->grid_))
+      throw RunError("backend: real buffer of the wrong size");
   }
   void check_spectral(const Buffer<Cplx>& b) const {
-    if (b.size() != this->slab_.spectral_count(this->grid_))
+    if (b.size() != this->slab_.spectral_count(this->grid_) &&
+        b.size() != this->slab_.member_spectral_count(this->grid_))
       throw RunError("backend: spectral buffer of the wrong size");
+  }
+  //! Every member's field: the transforms and the step go over the whole batch.
+  void check_whole(const Buffer<Real>& b) const {
+    if (b.size() != this->slab_.real_count(this->grid_))
+      throw RunError("backend: real buffer of the wrong size (the transforms take every member)");
+  }
+  void check_whole(const Buffer<Cplx>& b) const {
+    if (b.size() != this->slab_.spectral_count(this->grid_))
+      throw RunError("backend: spectral buffer of the wrong size (the transforms take every member)");
   }
   template <class T>
   void copy_out(const Buffer<T>& src, std::vector<T>& dst) {
@@ -465,6 +497,7 @@ class BackendImpl final : public Backend<Real> {
   }
 
   Exec exec_;
+  Buffer<LinearCoefficients> member_lin_;  //!< each member's coefficients (set_member_coefficients)
   std::vector<Slab> slabs_;  //!< every rank's slab (decomposed runs only)
   StepPlan plan_{StepStrategy::Plain, CallbackLevel::Off, false, "not made yet"};
   bool prepared_ = false;

@@ -434,10 +434,6 @@ std::vector<DeckKey> make_table() {
                {"realisations of the deck stepped together as one batch; member b has initial.seed + b and "
                 "forcing.seed + b, and the values of `vary`",
                 "", "`1` (a single run)", fmt::format("integer 1 to {}", kMaxMembers)})
-      .choice("on_blowup", &EnsembleConfig::on_blowup, {"stop", "drop"},
-              {"what a member that blows up does to the batch", "", "",
-               "`stop` (the batch stops, as a single run does), `drop` (the member is left out and the others go "
-               "on)"})
       .vary("vary", {"keys whose value differs between members: `section.key: [one value a member]` "
                      "([below](#what-may-vary))",
                      "", "none",

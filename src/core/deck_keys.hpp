@@ -22,7 +22,7 @@ constexpr int kMaxSide = 1 << 20;                      // per dimension: beyond 
 constexpr double kMaxPoints = 65536.0 * 65536.0;       // total points
 constexpr double kMinLength = 1e-9, kMaxLength = 1e9;  // box lengths
 constexpr int kMaxThreads = 4096;
-constexpr int kMaxMembers = 65536;                     // ensemble.members
+constexpr int kMaxMembers = 65535;                     // ensemble.members (a CUDA grid row a member)
 
 //! A check of a key's own value, with its message: "expected EXPECTED, found VALUE". `ok` is
 //! asked only for a finite value; a value that is not finite fails every check.

@@ -86,6 +86,8 @@ int real_bytes(Precision p) { return p == Precision::Single ? 4 : 8; }
 std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
   const StepDevice& d = p.device;
   const bool cuda = d.kind == StepDevice::Kind::Cuda;
+  if (p.members > 1 && s != Strategy::Plain)
+    return "cannot batch the members of an ensemble (ensemble.members > 1 runs the plain transforms)";
   switch (s) {
     case Strategy::Plain: return "";
     case Strategy::Slabs: return d.kind == StepDevice::Kind::Slabs ? "" : "runs over several MPI ranks alone";

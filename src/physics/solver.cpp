@@ -19,6 +19,24 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
     : b_(backend), config_(config), eq_(Equation::of(config)), table_(stepper_table(config.time.stepper)) {
   const TimeConfig& t = config.time;
   policy_ = {t.cfl, t.dt_max, t.dt_min, t.growth, t.dt_initial};
+  members_ = b_.members();
+  if (config.ensemble.members != members_)
+    throw RunError(fmt::format("Solver: the backend holds {} members, the deck asks for {}", members_,
+                               config.ensemble.members));
+  if (members_ > 1) {
+    // Each member's equation from its own deck; where their linear coefficients differ, the
+    // backend takes each member's.
+    bool differ = false;
+    std::vector<LinearCoefficients> each;
+    for (int m = 0; m < members_; ++m) {
+      member_eq_.push_back(Equation::of(member_config(config, m)));
+      const LinearCoefficients& c = member_eq_.back().linear;
+      differ = differ || c.nu != lin_.nu || c.nu_order != lin_.nu_order || c.mu != lin_.mu || c.alpha != lin_.alpha ||
+               c.alpha_order != lin_.alpha_order || c.beta != lin_.beta;
+      each.push_back(c);
+    }
+    if (differ) b_.set_member_coefficients(each);
+  }
 
   S_ = b_.spectral_field();
   if (!table_.low_storage) W_ = b_.spectral_field();
@@ -43,7 +61,8 @@ std::size_t Solver<Real>::required_bytes(const Config& c) {
   const bool forced = Equation::of(c).forced();
   const std::size_t spectral = 1 /*S*/ + (classic ? 1 : 0) + (adv ? 4 : 2) + (forced ? 1 : 0);
   const std::size_t real = adv ? 4 : 2;
-  return spectral * g.spectral_size() * sizeof(Cplx) + real * g.size() * sizeof(Real);
+  const std::size_t members = std::size_t(std::max(1, c.ensemble.members));
+  return members * (spectral * g.spectral_size() * sizeof(Cplx) + real * g.size() * sizeof(Real));
 }
 
 template <class Real>
@@ -58,8 +77,8 @@ std::size_t Solver<Real>::memory_bytes() const {
 
 template <class Real>
 void Solver<Real>::initialise(const InitialField* file) {
-  std::visit([&](const auto& initial) { initial.apply(*this, file); },
-             make_initial(config_.initial, b_.grid()));
+  if (members_ > 1) initialise_members(file);
+  else std::visit([&](const auto& initial) { initial.apply(*this, file); }, make_initial(config_.initial, b_.grid()));
   forcing_hat_.reset();
   forcing_kind_ = ForcingKind::None;
   if (eq_.forced()) {
@@ -73,15 +92,61 @@ void Solver<Real>::initialise(const InitialField* file) {
   set_budget(BudgetState{});
 }
 
-//! The equation's forcing for the step `step` of size h into forcing_hat_.
+template <class Real>
+void Solver<Real>::initialise_members(const InitialField* file) {
+  for (int m = 0; m < members_; ++m) {
+    target_ = m;
+    std::visit([&](const auto& initial) { initial.apply(*this, file); },
+               make_initial(member_config(config_, m).initial, b_.grid()));
+  }
+  target_ = -1;
+  finish_members();
+}
+
+//! The members' fields given at points (in u_), through one transform of every member, into S.
+template <class Real>
+void Solver<Real>::finish_members() {
+  if (!pending_forward_) return;
+  pending_forward_ = false;
+  b_.forward(u_, S_);
+  b_.apply_mask(S_);
+}
+
+//! The equation's forcing for the step `step` of size h into forcing_hat_ (each member's own in
+//! an ensemble).
 template <class Real>
 void Solver<Real>::draw_forcing(long step, double h) {
-  std::visit(
-      [&](const auto& f) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>)
-          fill_spectral(f.template field<Real>(b_.grid(), step, h), *forcing_hat_);
-      },
-      eq_.forcing);
+  if (members_ == 1) {
+    std::visit(
+        [&](const auto& f) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>)
+            fill_spectral(f.template field<Real>(b_.grid(), step, h), *forcing_hat_);
+        },
+        eq_.forcing);
+    return;
+  }
+  inputs_ready_ = false;  // u_ may change
+  bool points = false;
+  for (int m = 0; m < members_; ++m)
+    std::visit(
+        [&](const auto& f) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>) {
+            const FieldSpec<Real> spec = f.template field<Real>(b_.grid(), step, h);
+            if (spectral(spec)) {
+              Buffer<Cplx> out = member(*forcing_hat_, m);
+              b_.fill_modes(spec, out);
+            } else {
+              Buffer<Real> out = member(u_, m);
+              b_.fill_points(spec, out);
+              points = true;
+            }
+          }
+        },
+        member_eq_[m].forcing);
+  if (points) {
+    b_.forward(u_, *forcing_hat_);
+    b_.apply_mask(*forcing_hat_);
+  }
 }
 
 template <class Real>
@@ -99,6 +164,18 @@ void Solver<Real>::fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out) {
 template <class Real>
 void Solver<Real>::set_vorticity(const std::vector<FieldSpec<Real>>& terms) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
+  if (target_ >= 0) {  // one member's initial field (initialise_members)
+    Buffer<Cplx> s = member(S_, target_);
+    if (terms.empty()) return b_.scale(s, s, Real(0));
+    if (terms.size() == 1 && spectral(terms[0])) return b_.fill_modes(terms[0], s);
+    Buffer<Real> u = member(u_, target_);
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+      if (spectral(terms[k])) throw RunError("set_vorticity: a sum of fields must be given at points");
+      b_.fill_points(terms[k], u, k > 0);
+    }
+    pending_forward_ = true;
+    return;
+  }
   if (terms.empty()) {
     b_.scale(S_, S_, Real(0));
     return;
@@ -118,15 +195,24 @@ void Solver<Real>::set_vorticity(const std::vector<FieldSpec<Real>>& terms) {
 template <class Real>
 void Solver<Real>::scale_to_energy(double energy) {
   inputs_ready_ = false;
+  if (pending_forward_) throw RunError("scale_to_energy: a member's field waits for its transform");
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-  const double e = b_.spectral_sums(lin_, S_, nullptr).energy / n2;
+  Buffer<Cplx> s = member(S_, std::max(target_, 0));
+  if (target_ < 0 && members_ > 1) throw RunError("scale_to_energy: of one member at a time");
+  const double e = b_.spectral_sums(lin_, s, nullptr).energy / n2;
   if (!(e > 0)) throw InputError("initial: the random field has no energy on this grid (k0 too large?)");
-  b_.scale(S_, S_, Real(std::sqrt(energy / e)));
+  b_.scale(s, s, Real(std::sqrt(energy / e)));
 }
 
 template <class Real>
 void Solver<Real>::set_vorticity(const std::vector<Real>& omega) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
+  if (target_ >= 0) {
+    Buffer<Real> u = member(u_, target_);
+    b_.from_host(omega, u);
+    pending_forward_ = true;
+    return;
+  }
   b_.from_host(omega, u_);
   b_.forward(u_, S_);
   b_.apply_mask(S_);
@@ -202,8 +288,10 @@ void Solver<Real>::set_vorticity_hat_resized(const std::vector<double>& src, int
       out[std::size_t(j) * g.nxh() + i] = {Real(src[s] * ratio), Real(src[s + 1] * ratio)};
     }
   }
-  b_.from_host(out, S_);
-  b_.apply_mask(S_);
+  Buffer<Cplx> s = member(S_, std::max(target_, 0));
+  if (target_ < 0 && members_ > 1) throw RunError("set_vorticity_hat_resized: of one member at a time");
+  b_.from_host(out, s);
+  b_.apply_mask(s);
 }
 
 template <class Real>
@@ -268,14 +356,26 @@ void Solver<Real>::advance(double h, const BudgetWeights& budget) {
 
 template <class Real>
 const BudgetState& Solver<Real>::budget() {
-  b_.budget_integrals(budget_.integral);
+  if (members_ == 1) {
+    b_.budget_integrals(budget_.integral);
+    budget_.members.clear();
+    return budget_;
+  }
+  budget_.members.resize(std::size_t(BudgetState::kTerms) * members_);
+  b_.budget_integrals(budget_.members.data());
+  std::copy(budget_.members.begin(), budget_.members.begin() + BudgetState::kTerms, budget_.integral);
   return budget_;
 }
 
 template <class Real>
 void Solver<Real>::set_budget(const BudgetState& b) {
   budget_ = b;
-  b_.set_budget_integrals(budget_.integral);
+  if (members_ == 1) return b_.set_budget_integrals(budget_.integral);
+  const std::size_t n = std::size_t(BudgetState::kTerms) * members_;
+  if (budget_.members.empty()) budget_.members.assign(n, 0.0);  // a new interval: all zero
+  if (budget_.members.size() != n)
+    throw RunError(fmt::format("set_budget: {} integrals for {} members", budget_.members.size(), members_));
+  b_.set_budget_integrals(budget_.members.data());
 }
 
 //! The weights that add the rates of `s` (the current state) to the interval's integrals
@@ -315,9 +415,9 @@ StepReport Solver<Real>::step(double t_output) {
   const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
   const double dx = std::min(b_.grid().dx(), b_.grid().dy());
   if (!std::isfinite(rate))
-    throw BlowUp(fmt::format("blow-up at step {}, t = {:.9g}, dt = {:.3e}: the velocity is not finite "
+    throw BlowUp(fmt::format("blow-up at step {}, t = {:.9g}, dt = {:.3e}: the velocity is not finite{} "
                              "(max(|u|/dx + |v|/dy) = {})",
-                             step_ + 1, t_, dt_prev_, rate));
+                             step_ + 1, t_, dt_prev_, blown_members(), rate));
   if (c.limit != DtLimit::Output && c.dt < policy_.dt_min)
     throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
                              "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g})",
@@ -342,55 +442,83 @@ void Solver<Real>::step_fixed(double dt) {
   ++step_;
 }
 
-// ---------------------------------------------------------------- diagnostics
-
 template <class Real>
-Diagnostics Solver<Real>::diagnose() {
-  inputs_ready_ = false;  // the work fields are about to change, or S is
-  const SpectralSums s = b_.spectral_sums(lin_, S_, forcing());
-  const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-  Diagnostics d;
-  d.step = step_;
-  d.t = t_;
-  d.energy = s.energy / n2;
-  d.enstrophy = s.enstrophy / n2;
-  d.palinstrophy = s.palinstrophy / n2;
-  d.dissipation_nu = s.diss_nu / n2;
-  d.dissipation_mu = s.diss_mu / n2;
-  d.dissipation_alpha = s.diss_alpha / n2;
-  d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
-  d.dissipation_z = s.diss_z / n2;
-  // White noise has no instantaneous rate: report the mean over the steps so far (0 before).
-  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
-  d.injection = white ? 0.0 : s.inj / n2;
-  d.injection_z = white ? 0.0 : s.inj_z / n2;
+std::string Solver<Real>::blown_members() {
+  if (members_ == 1) return "";
+  inputs_ready_ = false;
   b_.velocity_hat(S_, a_hat_, b_hat_);
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
-  d.max_u = double(b_.max_speed(u_, v_));
-  if (white && budget_.interval > 0) d.injection = budget().integral[4] / budget_.interval;
-  return d;
+  std::string list;
+  int count = 0;
+  for (int m = 0; m < members_; ++m) {
+    if (std::isfinite(double(b_.max_speed(member(u_, m), member(v_, m))))) continue;
+    if (++count <= 8) list += (list.empty() ? "" : ", ") + std::to_string(m);
+  }
+  if (count > 8) list += fmt::format(" and {} more", count - 8);
+  return fmt::format(" in ensemble member{} {} (of {})", count == 1 ? "" : "s", list, members_);
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+template <class Real>
+std::vector<Diagnostics> Solver<Real>::diagnose_members() {
+  inputs_ready_ = false;  // the work fields are about to change, or S is
+  const double n2 = double(b_.grid().size()) * double(b_.grid().size());
+  // White noise has no instantaneous rate: report the mean over the steps so far (0 before).
+  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
+  if (white && budget_.interval > 0) budget();  // the integrals, from the backend
+  b_.velocity_hat(S_, a_hat_, b_hat_);
+  b_.inverse(a_hat_, u_);
+  b_.inverse(b_hat_, v_);
+  std::vector<Diagnostics> out(static_cast<std::size_t>(members_));
+  for (int m = 0; m < members_; ++m) {
+    const Buffer<Cplx> f = forcing() ? member(*forcing(), m) : Buffer<Cplx>();
+    const SpectralSums s = b_.spectral_sums(linear_of(m), member(S_, m), forcing() ? &f : nullptr);
+    Diagnostics& d = out[std::size_t(m)];
+    d.step = step_;
+    d.t = t_;
+    d.energy = s.energy / n2;
+    d.enstrophy = s.enstrophy / n2;
+    d.palinstrophy = s.palinstrophy / n2;
+    d.dissipation_nu = s.diss_nu / n2;
+    d.dissipation_mu = s.diss_mu / n2;
+    d.dissipation_alpha = s.diss_alpha / n2;
+    d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
+    d.dissipation_z = s.diss_z / n2;
+    d.injection = white ? 0.0 : s.inj / n2;
+    d.injection_z = white ? 0.0 : s.inj_z / n2;
+    d.max_u = double(b_.max_speed(member(u_, m), member(v_, m)));
+    if (white && budget_.interval > 0) d.injection = integrals(m)[4] / budget_.interval;
+  }
+  return out;
 }
 
 template <class Real>
-Diagnostics Solver<Real>::diagnose_interval() {
-  Diagnostics d = diagnose();
+std::vector<Diagnostics> Solver<Real>::diagnose_interval_members() {
+  std::vector<Diagnostics> out = diagnose_members();
   if (budget_.interval > 0) {
     budget();  // the integrals, from the backend
-    if (budget_.open)  // the last step's end half, at the current state
-      accumulate_budget(budget_.integral, b_.spectral_sums(lin_, S_, forcing()),
-                        budget_weights(0.5 * budget_.last_dt, false, 0.0));
-    const double T = budget_.interval;
-    d.dissipation_nu = budget_.integral[0] / T;
-    d.dissipation_mu = budget_.integral[1] / T;
-    d.dissipation_alpha = budget_.integral[2] / T;
-    d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
-    d.dissipation_z = budget_.integral[3] / T;
-    d.injection = budget_.integral[4] / T;
-    d.injection_z = budget_.integral[5] / T;
+    for (int m = 0; m < members_; ++m) {
+      double* integral = integrals(m);
+      if (budget_.open) {  // the last step's end half, at the current state
+        const Buffer<Cplx> f = forcing() ? member(*forcing(), m) : Buffer<Cplx>();
+        accumulate_budget(integral, b_.spectral_sums(linear_of(m), member(S_, m), forcing() ? &f : nullptr),
+                          budget_weights(0.5 * budget_.last_dt, false, 0.0));
+      }
+      const double T = budget_.interval;
+      Diagnostics& d = out[std::size_t(m)];
+      d.dissipation_nu = integral[0] / T;
+      d.dissipation_mu = integral[1] / T;
+      d.dissipation_alpha = integral[2] / T;
+      d.dissipation = d.dissipation_nu + d.dissipation_mu + d.dissipation_alpha;
+      d.dissipation_z = integral[3] / T;
+      d.injection = integral[4] / T;
+      d.injection_z = integral[5] / T;
+    }
   }
   set_budget(BudgetState{});
-  return d;
+  return out;
 }
 
 template <class Real>
@@ -407,30 +535,34 @@ std::vector<double> Solver<Real>::shell_centres() const {
 }
 
 template <class Real>
-typename Solver<Real>::Spectra Solver<Real>::spectra() {
+std::vector<typename Solver<Real>::Spectra> Solver<Real>::spectra_members() {
   const int shells = int(shell_centres().size());
   // The products of the current state, whose transforms give its nonlinear transfer.
   evaluation_inputs();
   evaluate_products(false);
   if (!advective()) b_.natural_products(a_hat_, b_hat_, u_, v_);
-  std::vector<double> sums[4];
-  b_.shell_spectra(S_, advective(), &a_hat_, advective() ? nullptr : &b_hat_, dk(), shells, sums);
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-  Spectra out;
-  out.energy.resize(shells);
-  out.enstrophy.resize(shells);
-  out.flux.resize(shells);
-  out.flux_z.resize(shells);
-  double pe = 0, pz = 0;
-  for (int s = 0; s < shells; ++s) {
-    out.energy[s] = sums[0][s] / (n2 * dk());
-    out.enstrophy[s] = sums[1][s] / (n2 * dk());
-    pe -= sums[2][s] / n2;  // flux through the top of shell s: what the shells up to s lose
-    pz -= sums[3][s] / n2;
-    out.flux[s] = pe;
-    out.flux_z[s] = pz;
+  std::vector<Spectra> all(static_cast<std::size_t>(members_));
+  for (int m = 0; m < members_; ++m) {
+    std::vector<double> sums[4];
+    const Buffer<Cplx> a = member(a_hat_, m), b = member(b_hat_, m);
+    b_.shell_spectra(member(S_, m), advective(), &a, advective() ? nullptr : &b, dk(), shells, sums);
+    Spectra& out = all[std::size_t(m)];
+    out.energy.resize(shells);
+    out.enstrophy.resize(shells);
+    out.flux.resize(shells);
+    out.flux_z.resize(shells);
+    double pe = 0, pz = 0;
+    for (int s = 0; s < shells; ++s) {
+      out.energy[s] = sums[0][s] / (n2 * dk());
+      out.enstrophy[s] = sums[1][s] / (n2 * dk());
+      pe -= sums[2][s] / n2;  // flux through the top of shell s: what the shells up to s lose
+      pz -= sums[3][s] / n2;
+      out.flux[s] = pe;
+      out.flux_z[s] = pz;
+    }
   }
-  return out;
+  return all;
 }
 
 template class Solver<float>;

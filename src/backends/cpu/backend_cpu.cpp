@@ -29,18 +29,18 @@ namespace cascade {
 namespace cpu {
 namespace {
 
-//! The forward and inverse plans of one grid: what CpuExec's constructor makes, under the
-//! planner lock.
+//! The forward and inverse plans of one grid (of `members` fields one after the other): what
+//! CpuExec's constructor makes, under the planner lock.
 template <class Real>
-void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename Fftw<Real>::complex* c,
+void make_plans(const Grid& grid, int members, int threads, bool measure, Real* r, typename Fftw<Real>::complex* c,
                 typename Fftw<Real>::plan& forward, typename Fftw<Real>::plan& inverse, std::string& outcome) {
   using F = Fftw<Real>;
   F::threads(threads);
   plan_set<Real>(
       measure,
       [&](unsigned flags) {
-        forward = F::r2c(grid.ny, grid.nx, r, c, flags);
-        inverse = F::c2r(grid.ny, grid.nx, c, r, flags);
+        forward = members > 1 ? F::r2c_many(grid.ny, grid.nx, members, r, c, flags) : F::r2c(grid.ny, grid.nx, r, c, flags);
+        inverse = members > 1 ? F::c2r_many(grid.ny, grid.nx, members, c, r, flags) : F::c2r(grid.ny, grid.nx, c, r, flags);
         return forward && inverse;
       },
       [&] {
@@ -51,27 +51,28 @@ void make_plans(const Grid& grid, int threads, bool measure, Real* r, typename F
       outcome);
 }
 
-//! The executor of the CPU backend: a whole grid, FFTW's threaded 2D transforms.
+//! The executor of the CPU backend: a whole grid (of `members` fields, one batch), FFTW's
+//! threaded 2D transforms.
 template <class Real>
 class CpuExec : public CpuLoops<Real> {
   using F = Fftw<Real>;
   using Cplx = Complex<Real>;
 
  public:
-  CpuExec(const Grid& grid, int threads, FftPlanning planning = FftPlanning::Estimate)
-      : CpuLoops<Real>(grid, threads),
+  CpuExec(const Grid& grid, int threads, FftPlanning planning = FftPlanning::Estimate, int members = 1)
+      : CpuLoops<Real>(grid, threads, members),
         measure_(planning == FftPlanning::Measure ||
-                 (planning == FftPlanning::Auto && grid.size() >= kMeasureFromPoints)),
-        whole_(Slab::whole(grid)),
+                 (planning == FftPlanning::Auto && grid.size() * std::size_t(members) >= kMeasureFromPoints)),
+        whole_(Slab::whole(grid, members)),
         nx_(grid.nx),
         ny_(grid.ny) {
     F::init_threads();
     // Plan on scratch arrays (FFTW_MEASURE overwrites them); every buffer comes from
     // fftw_malloc, so the new-array execute functions see the same alignment.
-    Buffer<Real> r = this->template alloc<Real>(grid.size());
-    Buffer<Cplx> c = this->template alloc<Cplx>(grid.spectral_size());
+    Buffer<Real> r = this->template alloc<Real>(whole_.real_count(grid));
+    Buffer<Cplx> c = this->template alloc<Cplx>(whole_.spectral_count(grid));
     std::lock_guard<std::mutex> lock(planner_mutex());
-    make_plans<Real>(grid, this->threads_, measure_, r.data(), reinterpret_cast<typename F::complex*>(c.data()), forward_,
+    make_plans<Real>(grid, members, this->threads_, measure_, r.data(), reinterpret_cast<typename F::complex*>(c.data()), forward_,
                      inverse_, planning_);
     CASCADE_CHECK_FFTW_PLAN(forward_);
     CASCADE_CHECK_FFTW_PLAN(inverse_);
@@ -258,11 +259,11 @@ std::string cap_openmp_threads() {
 }
 
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads, FftPlanning planning) {
-  return std::make_unique<BackendImpl<Real, cpu::CpuExec<Real>>>(grid, threads, planning);
+std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads, FftPlanning planning, int members) {
+  return std::make_unique<BackendImpl<Real, cpu::CpuExec<Real>>>(grid, threads, planning, members);
 }
 
-template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int, FftPlanning);
-template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int, FftPlanning);
+template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int, FftPlanning, int);
+template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int, FftPlanning, int);
 
 }  // namespace cascade

@@ -29,8 +29,11 @@ class CpuLoops {
   static constexpr bool kRowFused = false;  //!< CpuExec: the evaluation row by row (prepare_rows)
 
   //! run.threads beyond the cores available are not started (threads would only contend).
-  CpuLoops(const Grid& grid, int threads)
-      : threads_(threads > 0 ? std::min(threads, cpu_cores_available()) : auto_threads(grid)) {}
+  //! `members`: the fields of an ensemble each buffer holds (the budget sums go member by member).
+  CpuLoops(const Grid& grid, int threads, int members = 1)
+      : threads_(threads > 0 ? std::min(threads, cpu_cores_available()) : auto_threads(grid)),
+        members_(members),
+        budget_(6 * std::size_t(members), 0.0) {}
 
   //! run.threads = 0: one thread per 16384 points, up to OpenMP's maximum (capped at the
   //! cores, cap_openmp_threads). Small grids run on one thread: their loops take
@@ -111,13 +114,20 @@ class CpuLoops {
   }
 
   //! Apply f to every index and add the weighted budget rates it returns (SpectralSums) to the
-  //! budget integrals.
+  //! budget integrals, each member's to its own (its field's indices summed as a single
+  //! run's are).
   template <class Fn>
   void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w) {
-    accumulate_budget(budget_, transform_sum(n, f), w);
+    if (members_ == 1) return accumulate_budget(budget_.data(), transform_sum(n, f), w);
+    const std::size_t per = n / std::size_t(members_);
+    for (int m = 0; m < members_; ++m) {
+      const std::size_t first = std::size_t(m) * per;
+      accumulate_budget(budget_.data() + 6 * std::size_t(m),
+                        transform_sum(per, [f, first](std::size_t idx) { return f(first + idx); }), w);
+    }
   }
-  void budget_integrals(double (&out)[6]) const { std::copy(budget_, budget_ + 6, out); }
-  void set_budget_integrals(const double (&in)[6]) { std::copy(in, in + 6, budget_); }
+  void budget_integrals(double* out) const { std::copy(budget_.begin(), budget_.end(), out); }
+  void set_budget_integrals(const double* in) { std::copy(in, in + budget_.size(), budget_.begin()); }
 
   //! Bin f(idx) = {bin, v[4]} into four histograms of `bins` values (bins < 0 or >= bins are
   //! dropped); per-thread bins combined in thread order (deterministic).
@@ -187,7 +197,8 @@ class CpuLoops {
   }
 
   int threads_;
-  double budget_[6] = {0, 0, 0, 0, 0, 0};
+  int members_ = 1;
+  std::vector<double> budget_;  //!< six integrals a member
   Real max_ = 0;  //!< for_each_max_async's result
 };
 

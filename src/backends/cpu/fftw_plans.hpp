@@ -38,6 +38,15 @@ struct Fftw<double> {
   static plan c2r(int n0, int n1, complex* in, double* out, unsigned flags) {
     return fftw_plan_dft_c2r_2d(n0, n1, in, out, flags);
   }
+  //! `howmany` 2D transforms of fields one after the other (the members of an ensemble).
+  static plan r2c_many(int n0, int n1, int howmany, double* in, complex* out, unsigned flags) {
+    const int n[2] = {n0, n1};
+    return fftw_plan_many_dft_r2c(2, n, howmany, in, nullptr, 1, n0 * n1, out, nullptr, 1, n0 * (n1 / 2 + 1), flags);
+  }
+  static plan c2r_many(int n0, int n1, int howmany, complex* in, double* out, unsigned flags) {
+    const int n[2] = {n0, n1};
+    return fftw_plan_many_dft_c2r(2, n, howmany, in, nullptr, 1, n0 * (n1 / 2 + 1), out, nullptr, 1, n0 * n1, flags);
+  }
   static plan r2c_1d(int n, double* in, complex* out, unsigned flags) { return fftw_plan_dft_r2c_1d(n, in, out, flags); }
   static plan c2r_1d(int n, complex* in, double* out, unsigned flags) { return fftw_plan_dft_c2r_1d(n, in, out, flags); }
   //! `howmany` in-place transforms of length n, elements `stride` apart, transforms `dist` apart.
@@ -71,6 +80,15 @@ struct Fftw<float> {
   }
   static plan c2r(int n0, int n1, complex* in, float* out, unsigned flags) {
     return fftwf_plan_dft_c2r_2d(n0, n1, in, out, flags);
+  }
+  //! `howmany` 2D transforms of fields one after the other (the members of an ensemble).
+  static plan r2c_many(int n0, int n1, int howmany, float* in, complex* out, unsigned flags) {
+    const int n[2] = {n0, n1};
+    return fftwf_plan_many_dft_r2c(2, n, howmany, in, nullptr, 1, n0 * n1, out, nullptr, 1, n0 * (n1 / 2 + 1), flags);
+  }
+  static plan c2r_many(int n0, int n1, int howmany, complex* in, float* out, unsigned flags) {
+    const int n[2] = {n0, n1};
+    return fftwf_plan_many_dft_c2r(2, n, howmany, in, nullptr, 1, n0 * (n1 / 2 + 1), out, nullptr, 1, n0 * n1, flags);
   }
   static plan r2c_1d(int n, float* in, complex* out, unsigned flags) { return fftwf_plan_dft_r2c_1d(n, in, out, flags); }
   static plan c2r_1d(int n, complex* in, float* out, unsigned flags) { return fftwf_plan_dft_c2r_1d(n, in, out, flags); }

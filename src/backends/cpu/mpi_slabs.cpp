@@ -169,12 +169,12 @@ class MpiCpuExec : public CpuLoops<Real> {
     for (auto& h : out) parallel::sum_in_rank_order(h.data(), bins);
   }
   //! Each rank accumulates the budget of its modes (sum_into_budget); reading adds them up.
-  void budget_integrals(double (&out)[6]) const {
+  void budget_integrals(double* out) const {
     CpuLoops<Real>::budget_integrals(out);
     parallel::sum_in_rank_order(out, 6);
   }
   //! Setting (a restart) puts the integrals on rank 0 and zeros elsewhere: the sum is `in`.
-  void set_budget_integrals(const double (&in)[6]) {
+  void set_budget_integrals(const double* in) {
     const double zero[6] = {0, 0, 0, 0, 0, 0};
     CpuLoops<Real>::set_budget_integrals(parallel::root() ? in : zero);
   }

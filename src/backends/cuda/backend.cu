@@ -4,11 +4,11 @@
 namespace cascade {
 
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device) {
-  return std::make_unique<BackendImpl<Real, CudaExec<Real>>>(grid, device);
+std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device, int members) {
+  return std::make_unique<BackendImpl<Real, CudaExec<Real>>>(grid, device, members);
 }
 
-template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const Grid&, int);
-template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const Grid&, int);
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const Grid&, int, int);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const Grid&, int, int);
 
 }  // namespace cascade

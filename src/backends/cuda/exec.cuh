@@ -41,12 +41,13 @@ class CudaExec {
   static constexpr bool kCanFuse = true;    //!< prepare_plan: kernels/fft_callbacks.cuh
   static constexpr bool kRowFused = false;  //!< the CPU's evaluation row by row
 
-  CudaExec(const Grid& grid, int device) : CudaExec(grid, device, true) {}
+  //! `members`: the fields of an ensemble each buffer holds, transformed as one batch.
+  CudaExec(const Grid& grid, int device, int members = 1) : CudaExec(grid, device, true, members) {}
 
  protected:
   //! `whole_plans`: make the 2D plans of the whole grid (a slab executor makes its own).
-  CudaExec(const Grid& grid, int device, bool whole_plans)
-      : device_(device), whole_(Slab::whole(grid)), nx_(grid.nx), ny_(grid.ny) {
+  CudaExec(const Grid& grid, int device, bool whole_plans, int members = 1)
+      : device_(device), whole_(Slab::whole(grid, members)), nx_(grid.nx), ny_(grid.ny), members_(members) {
     std::string why;
     const int count = cuda_device_count(&why);
     if (count == 0) throw RunError("CUDA backend: " + why);
@@ -60,10 +61,11 @@ class CudaExec {
     blocks_cap_ = prop_.multiProcessorCount * reduction_policy::Fused::kBlocksPerSm;
     // Scratch of the fused max passes: one partial per block, the cascade's scratch, a result.
     CASCADE_CUDA_CHECK(cudaMalloc(&d_partials_, sizeof(Real) * blocks_cap_));
-    // The budget: per-block partial sums of the first fused stage, and the six integrals.
-    CASCADE_CUDA_CHECK(cudaMalloc(&d_sum_partials_, sizeof(SpectralSums) * blocks_cap_));
-    CASCADE_CUDA_CHECK(cudaMalloc(&d_budget_, 6 * sizeof(double)));
-    CASCADE_CUDA_CHECK(cudaMemset(d_budget_, 0, 6 * sizeof(double)));
+    // The budget: per-block partial sums of the first fused stage (each member's blocks), and
+    // the six integrals of each member.
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_sum_partials_, sizeof(SpectralSums) * (blocks_cap_ + std::size_t(members))));
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_budget_, 6 * sizeof(double) * std::size_t(members)));
+    CASCADE_CUDA_CHECK(cudaMemset(d_budget_, 0, 6 * sizeof(double) * std::size_t(members)));
     CASCADE_CUDA_CHECK(cudaMalloc(&d_ticket_, sizeof(unsigned)));
     CASCADE_CUDA_CHECK(cudaMemset(d_ticket_, 0, sizeof(unsigned)));
     // The CFL maximum comes back through mapped pinned memory, which the kernel writes, and an
@@ -73,16 +75,26 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&max_ready_, cudaEventDisableTiming));
   }
 
-  //! One 2D plan per direction, made once, sharing one work area (auto-allocation off): at the
-  //! largest grids a second work area would cost as much as a field. They run on the stream.
+  //! One 2D plan per direction (of every member: one batch), made once, sharing one work area
+  //! (auto-allocation off): at the largest grids a second work area would cost as much as a
+  //! field. They run on the stream.
   void make_whole_plans(const Grid& grid) {
     CASCADE_CUFFT_CHECK(cufftCreate(&forward_));
     CASCADE_CUFFT_CHECK(cufftCreate(&inverse_));
     CASCADE_CUFFT_CHECK(cufftSetAutoAllocation(forward_, 0));
     CASCADE_CUFFT_CHECK(cufftSetAutoAllocation(inverse_, 0));
     std::size_t work_f = 0, work_i = 0;
-    CASCADE_CUFFT_CHECK(cufftMakePlan2d(forward_, grid.ny, grid.nx, T::r2c, &work_f));
-    CASCADE_CUFFT_CHECK(cufftMakePlan2d(inverse_, grid.ny, grid.nx, T::c2r, &work_i));
+    if (members_ == 1) {
+      CASCADE_CUFFT_CHECK(cufftMakePlan2d(forward_, grid.ny, grid.nx, T::r2c, &work_f));
+      CASCADE_CUFFT_CHECK(cufftMakePlan2d(inverse_, grid.ny, grid.nx, T::c2r, &work_i));
+    } else {
+      long long dims[2] = {grid.ny, grid.nx};
+      const long long real = (long long)grid.size(), spectral = (long long)grid.spectral_size();
+      CASCADE_CUFFT_CHECK(cufftMakePlanMany64(forward_, 2, dims, nullptr, 1, real, nullptr, 1, spectral, T::r2c,
+                                              members_, &work_f));
+      CASCADE_CUFFT_CHECK(cufftMakePlanMany64(inverse_, 2, dims, nullptr, 1, spectral, nullptr, 1, real, T::c2r,
+                                              members_, &work_i));
+    }
     work_bytes_ = std::max<std::size_t>(std::max(work_f, work_i), 1);
     if (cudaMalloc(&d_work_, work_bytes_) != cudaSuccess) {
       cudaGetLastError();
@@ -179,18 +191,23 @@ class CudaExec {
 
   //! Apply f to every index and add the weighted sum of what it returns (SpectralSums) to the
   //! budget integrals on the device: two kernels, no host synchronisation.
+  //! Each member's indices (n / members of them) go to their own blocks (a grid row a member)
+  //! and integrals.
   template <class Fn>
   void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w) {
     constexpr int kThreads = 256;
-    const std::size_t want = (n + kThreads - 1) / kThreads;
-    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, blocks_cap_)));
-    cuda_launch::for_each_sum_kernel<kThreads, SpectralSums><<<blocks, kThreads, 0, stream_>>>(n, f, d_sum_partials_);
+    const std::size_t per = n / std::size_t(members_);
+    const std::size_t want = (per + kThreads - 1) / kThreads;
+    const std::size_t cap = std::max<std::size_t>(1, std::size_t(blocks_cap_) / std::size_t(members_));
+    const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(want, cap)));
+    const dim3 grid{unsigned(blocks), unsigned(members_)};
+    cuda_launch::for_each_sum_kernel<kThreads, SpectralSums><<<grid, kThreads, 0, stream_>>>(per, f, d_sum_partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
-    cuda_launch::budget_finish_kernel<kThreads><<<1, kThreads, 0, stream_>>>(d_sum_partials_, blocks, w, d_budget_);
+    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(d_sum_partials_, blocks, w, d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
-  void budget_integrals(double (&out)[6]) { copy_to_host(d_budget_, out, 6); }
-  void set_budget_integrals(const double (&in)[6]) { copy_from_host(in, d_budget_, 6); }
+  void budget_integrals(double* out) { copy_to_host(d_budget_, out, 6 * std::size_t(members_)); }
+  void set_budget_integrals(const double* in) { copy_from_host(in, d_budget_, 6 * std::size_t(members_)); }
 
   //! Four histograms of f(idx) = {bin, v[4]}, summed in double on the device.
   template <class Fn>
@@ -335,14 +352,14 @@ class CudaExec {
   bool make_step_plans(const SpectralShape<Real>& shape, const DealiasMask<Real>& mask, std::string& failed) {
     if (fused_level_ > 0) {
       CASCADE_CUDA_CHECK(cudaMalloc(&d_cb_, sizeof(Params)));
-      const Params params{shape, mask, std::size_t(ny_) * std::size_t(nx_ / 2 + 1), 1.0 / double(nx_)};
+      const Params params{shape, mask, 1.0 / double(nx_)};
       CASCADE_CUDA_CHECK(cudaMemcpy(d_cb_, &params, sizeof(Params), cudaMemcpyHostToDevice));
     }
     cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
     PlanMaker<Real> m{cb_info_};
     if (strategy_ == StepStrategy::ComplexPairs) complex_pairs_.make(m, ny_, nx_, fused_level_);
     else if (pruned()) pruned_.make(m, ny_, nx_, fused_level_, pairs_);
-    else plain_.make(m, ny_, nx_, fused_level_, pairs_);
+    else plain_.make(m, ny_, nx_, fused_level_, pairs_, members_);
     if (m.ok() && m.need > work_bytes_) grow_work_area(m);
     set_work_area(m, plain_.handles());
     set_work_area(m, pruned_.handles());
@@ -409,6 +426,7 @@ class CudaExec {
   void* d_work_ = nullptr;  //!< cuFFT work area shared by every plan
   std::size_t work_bytes_ = 0;
   int nx_ = 0, ny_ = 0;
+  int members_ = 1;  //!< the fields of an ensemble a buffer holds (one batch)
   // The step plan's evaluators (prepare_plan): each owns its plans (and buffers).
   StepStrategy strategy_ = StepStrategy::Plain;
   int fused_level_ = 0;

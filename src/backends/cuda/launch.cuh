@@ -37,29 +37,33 @@ struct AddOp {
 
 //! The grid-stride loop of for_each_kernel, summing what the functor returns (R, a struct of
 //! doubles) per block; the partials are summed in a fixed order by budget_finish_kernel, so
-//! that the result is the same from run to run (a restart stays bit for bit).
+//! that the result is the same from run to run (a restart stays bit for bit). A grid row of
+//! blocks a member (blockIdx.y): row m sums the n indices of member m's field.
 template <int BLOCK, class R, class Fn>
 __global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f, R* d_partials) {
   R acc{};
+  const std::size_t first = std::size_t(blockIdx.y) * n;
   const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
   for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
-    acc = acc + f(idx);
+    acc = acc + f(first + idx);
   using Reduce = cub::BlockReduce<R, BLOCK>;
   __shared__ typename Reduce::TempStorage temp;
   const R total = Reduce(temp).Reduce(acc, AddOp{});
-  if (threadIdx.x == 0) d_partials[blockIdx.x] = total;
+  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = total;
 }
 
-//! One block: the sum of the per-block partials, weighted into the budget integrals.
+//! A block a member (blockIdx.x): the sum of its `count` per-block partials, weighted into its
+//! six budget integrals.
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
                                                               BudgetWeights w, double* d_integrals) {
+  const SpectralSums* mine = d_partials + std::size_t(blockIdx.x) * count;
   SpectralSums acc{};
-  for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + d_partials[i];
+  for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + mine[i];
   using Reduce = cub::BlockReduce<SpectralSums, BLOCK>;
   __shared__ typename Reduce::TempStorage temp;
   const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
-  if (threadIdx.x == 0) accumulate_budget(d_integrals, total, w);
+  if (threadIdx.x == 0) accumulate_budget(d_integrals + 6 * std::size_t(blockIdx.x), total, w);
 }
 
 //! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,

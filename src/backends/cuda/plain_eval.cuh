@@ -16,12 +16,14 @@ class PlainEval {
   using Cplx = Complex<Real>;
 
  public:
-  void make(PlanMaker<Real>& m, int ny, int nx, int level, bool pairs) {
-    if (level >= 1) m.real_2d(forward_kept_, ny, nx, true, 1, T::store_kept);
-    if (level >= 2) m.real_2d(inverse_kept_, ny, nx, false, 1, T::load_kept);
+  //! `members`: the fields of an ensemble a buffer holds (a field's plans batch them all, a
+  //! pair's twice as many).
+  void make(PlanMaker<Real>& m, int ny, int nx, int level, bool pairs, int members = 1) {
+    if (level >= 1) m.real_2d(forward_kept_, ny, nx, true, members, T::store_kept);
+    if (level >= 2) m.real_2d(inverse_kept_, ny, nx, false, members, T::load_kept);
     if (pairs) {
-      m.real_2d(forward_pair_, ny, nx, true, 2, level >= 1 ? T::store_kept : nullptr);
-      m.real_2d(inverse_pair_, ny, nx, false, 2, level >= 2 ? T::load_kept : nullptr);
+      m.real_2d(forward_pair_, ny, nx, true, 2 * members, level >= 1 ? T::store_kept : nullptr);
+      m.real_2d(inverse_pair_, ny, nx, false, 2 * members, level >= 2 ? T::load_kept : nullptr);
     }
   }
   void destroy() { destroy_plans(handles()); }

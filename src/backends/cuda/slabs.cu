@@ -243,11 +243,11 @@ class CudaSlabExec : public CudaExec<Real> {
     Base::histogram4(n, f, bins, out);
     for (auto& h : out) parallel::sum_in_rank_order(h.data(), bins);
   }
-  void budget_integrals(double (&out)[6]) {
+  void budget_integrals(double* out) {
     Base::budget_integrals(out);
     parallel::sum_in_rank_order(out, 6);
   }
-  void set_budget_integrals(const double (&in)[6]) {
+  void set_budget_integrals(const double* in) {
     const double zero[6] = {0, 0, 0, 0, 0, 0};
     Base::set_budget_integrals(parallel::root() ? in : zero);
   }

@@ -1,0 +1,115 @@
+//! @file `cascade bench ensemble`: steps of an ensemble (ensemble.members fields of one grid in
+//! one batch) against, in the same run, the batched transforms alone (the floor); member-steps
+//! a second, median over many steps after a warm-up.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cascade/backend.hpp"
+#include "cascade/bench.hpp"
+#include "cascade/config.hpp"
+#include "cascade/error.hpp"
+#include "cascade/solver.hpp"
+#include "app/bench_timing.hpp"
+
+namespace cascade {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::median;
+
+struct EnsembleRow {
+  std::string backend, precision;
+  long n;
+  int members;
+  double step_ms, floor_ms;
+  double device_gib;  //!< GPU memory in use during the run (all of it), 0 on the CPU
+  double bytes_per_member;
+  std::string plan;
+};
+
+template <class Real>
+EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o) {
+  // Decaying turbulence, each member its own random field (initial.seed + member).
+  const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
+                                          "physics: {{nu: 1e-4, nu_order: 2}}\n"
+                                          "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
+                                          "time: {{stepper: {2}, cfl: 0.5}}\n"
+                                          "ensemble: {{members: {3}}}\n",
+                                          n, o.form, o.stepper, members),
+                              "bench ensemble");
+  const std::size_t need = Solver<Real>::required_bytes(c);
+  auto b = make_backend<Real>(kind, c.make_grid(), o.device, 0, o.fft_planning, 0, members);
+  if (kind == BackendKind::Cuda) {  // as a run says before it allocates
+    std::size_t used = 0, total = 0;
+    b->device_memory(used, total);
+    if (need + b->fft_work_bytes() > total - used)
+      throw InputError(fmt::format("{} members of {}^2 need {:.2f} GiB of GPU memory; {:.2f} GiB are free", members, n,
+                                   double(need + b->fft_work_bytes()) / 1073741824.0,
+                                   double(total - used) / 1073741824.0));
+  }
+  Solver<Real> s(*b, c);
+  s.initialise();
+  for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
+  std::vector<double> steps;
+  for (int k = 0; k < o.repeats; ++k) {
+    b->synchronize();
+    const auto t0 = Clock::now();
+    s.step(1e30);
+    b->synchronize();
+    steps.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  // The floor: the step's transforms of every member, batched, alone.
+  const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
+  const std::vector<double> floor = bench::transforms_alone(*b, s.table().stages(), basdevant, std::max(o.repeats, 20));
+  std::size_t used = 0, total = 0;
+  b->device_memory(used, total);
+  return {to_string(kind), to_string(precision_of<Real>()), n, members, median(steps), median(floor),
+          used / 1073741824.0, double(s.memory_bytes()) / members, describe(b->step_plan())};
+}
+
+}  // namespace
+
+int run_ensemble_bench(const BenchOptions& o) {
+  std::vector<Precision> precisions = o.precisions;
+  if (precisions.empty()) precisions = {Precision::Double};
+  const std::string why = cuda_unavailable_reason();
+  std::vector<BackendKind> kinds;
+  if (why.empty()) kinds.push_back(BackendKind::Cuda);
+  else fmt::print("{}: CPU rows only\n", why);
+  if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
+  std::vector<long> sizes = o.sizes.empty() ? std::vector<long>{256} : o.sizes;
+  std::vector<int> counts = o.members.empty() ? std::vector<int>{1, 16, 64, 256} : o.members;
+  fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>12} {:>9}  {}\n", "backend", "prec", "N", "members",
+             "member-steps/s", "ms/step", "floor ms", "ratio", "MiB/member", "GPU GiB", "plan");
+  std::vector<EnsembleRow> rows;
+  for (BackendKind k : kinds)
+    for (Precision p : precisions)
+      for (long n : sizes)
+        for (int members : counts) {
+          const EnsembleRow r = p == Precision::Single ? bench_one<float>(k, n, members, o)
+                                                       : bench_one<double>(k, n, members, o);
+          fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>12.2f} {:>9.2f}  {}\n",
+                     r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
+                     r.step_ms / r.floor_ms, r.bytes_per_member / 1048576.0, r.device_gib, r.plan);
+          std::fflush(stdout);
+          rows.push_back(r);
+        }
+  if (!o.csv.empty()) {
+    std::ofstream csv(o.csv);
+    if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
+    csv << "backend,precision,n,members,member_steps_per_s,ms_per_step,floor_ms,ratio,bytes_per_member,gpu_gib,plan\n";
+    for (const EnsembleRow& r : rows)
+      csv << fmt::format("{},{},{},{},{:.1f},{:.5f},{:.5f},{:.4f},{:.0f},{:.3f},\"{}\"\n", r.backend, r.precision, r.n,
+                         r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms, r.step_ms / r.floor_ms,
+                         r.bytes_per_member, r.device_gib, r.plan);
+  }
+  return 0;
+}
+
+}  // namespace cascade

@@ -1,0 +1,198 @@
+//! @file Ensembles (ensemble.members > 1): every member stepped in one batch equals the single run
+//! of its own deck (member_config) to round-off, on every backend; one dt for the batch, from
+//! the CFL maximum over all members; a blow-up names its member; the CPU and the GPU agree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend_cases.hpp"
+#include "cascade/config.hpp"
+#include "cascade/solver.hpp"
+#include "solver_checks.hpp"
+
+namespace cascade {
+namespace {
+
+using test::BackendCase;
+using test::deck;
+
+//! Randomly forced (white noise, a ring), random initial fields, viscosity and injection that
+//! differ by member: each member's seeds (+ m), forcing and linear operator.
+const char* kForcedDeck =
+    "grid: {nx: 32}\n"
+    "physics: {nu: 1.0e-3, mu: 0.05}\n"
+    "forcing: {type: ring, epsilon: 0.2, k_f: 6, dk: 1.5}\n"
+    "initial: {type: random, k0: 4, energy: 0.5}\n"
+    "ensemble:\n"
+    "  members: 3\n"
+    "  vary:\n"
+    "    physics.nu: [1.0e-3, 4.0e-3, 2.5e-4]\n"
+    "    forcing.epsilon: [0.2, 0.05, 0.4]\n"
+    "    initial.energy: [0.5, 1.5, 0.25]\n";
+
+//! Fields given at points (Taylor-Green, Kolmogorov), which the members share one transform for.
+const char* kPointsDeck =
+    "grid: {nx: 32, ny: 48}\n"
+    "physics: {nu: 2.0e-3, beta: 0.5}\n"
+    "forcing: {type: kolmogorov, amplitude: 0.3, wavenumber: 3}\n"
+    "initial: {type: taylor-green, amplitude: 1.0, mode: 2}\n"
+    "ensemble:\n"
+    "  members: 2\n"
+    "  vary:\n"
+    "    initial.amplitude: [1.0, 0.3]\n"
+    "    forcing.amplitude: [0.3, 0.7]\n"
+    "    physics.beta: [0.5, 3.0]\n";
+
+double max_abs_diff(const std::vector<Complex<double>>& a, const std::vector<Complex<double>>& b, std::size_t first,
+                    double& scale) {
+  double d = 0;
+  scale = 0;
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    const Complex<double> x = a[first + k], y = b[k];
+    d = std::max(d, std::hypot(x.re - y.re, x.im - y.im));
+    scale = std::max(scale, std::hypot(y.re, y.im));
+  }
+  return d;
+}
+
+template <class Real>
+std::vector<Complex<double>> to_double(const std::vector<Complex<Real>>& v) {
+  std::vector<Complex<double>> out(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) out[k] = {double(v[k].re), double(v[k].im)};
+  return out;
+}
+
+class EnsembleOnBackend : public testing::TestWithParam<BackendCase> {};
+
+//! Member m after `steps` fixed steps, and the single run of member_config(c, m), agree to
+//! round-off (double) or to single precision's; so do their diagnostics over the interval.
+template <class Real>
+void members_match_single_runs(BackendKind kind, const Config& c, int steps, double dt, double tol) {
+  auto b = make_backend<Real>(kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+  Solver<Real> ensemble(*b, c);
+  ASSERT_EQ(ensemble.members(), c.ensemble.members);
+  ensemble.initialise();
+  for (int n = 0; n < steps; ++n) ensemble.step_fixed(dt);
+  const std::vector<Complex<double>> all = to_double(ensemble.vorticity_hat());
+  const std::vector<Diagnostics> rows = ensemble.diagnose_interval_members();
+  const std::vector<typename Solver<Real>::Spectra> spectra = ensemble.spectra_members();
+  const std::size_t per = c.make_grid().spectral_size();
+  ASSERT_EQ(all.size(), per * std::size_t(c.ensemble.members));
+  for (int m = 0; m < c.ensemble.members; ++m) {
+    SCOPED_TRACE("member " + std::to_string(m));
+    const Config one = member_config(c, m);
+    auto b1 = make_backend<Real>(kind, one.make_grid());
+    Solver<Real> single(*b1, one);
+    single.initialise();
+    for (int n = 0; n < steps; ++n) single.step_fixed(dt);
+    double scale = 0;
+    const double diff = max_abs_diff(all, to_double(single.vorticity_hat()), per * std::size_t(m), scale);
+    EXPECT_GT(scale, 0.0);
+    EXPECT_LE(diff, tol * scale);
+    const Diagnostics d = single.diagnose_interval(), e = rows[std::size_t(m)];
+    EXPECT_NEAR(e.energy, d.energy, tol * std::abs(d.energy));
+    EXPECT_NEAR(e.enstrophy, d.enstrophy, tol * std::abs(d.enstrophy));
+    EXPECT_NEAR(e.dissipation, d.dissipation, 10 * tol * std::abs(d.dissipation));
+    EXPECT_NEAR(e.injection, d.injection, 10 * tol * std::abs(d.injection) + 1e-300);
+    EXPECT_NEAR(e.max_u, d.max_u, tol * d.max_u);
+    const typename Solver<Real>::Spectra s = single.spectra();
+    ASSERT_EQ(s.energy.size(), spectra[std::size_t(m)].energy.size());
+    double e_scale = 0, flux_scale = 0;
+    for (std::size_t k = 0; k < s.energy.size(); ++k) {
+      e_scale = std::max(e_scale, std::abs(s.energy[k]));
+      flux_scale = std::max(flux_scale, std::abs(s.flux[k]));
+    }
+    for (std::size_t k = 0; k < s.energy.size(); ++k) {
+      EXPECT_NEAR(spectra[std::size_t(m)].energy[k], s.energy[k], tol * e_scale);
+      EXPECT_NEAR(spectra[std::size_t(m)].flux[k], s.flux[k], 10 * tol * flux_scale);
+    }
+  }
+}
+
+TEST_P(EnsembleOnBackend, EachMemberIsItsSingleRun) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  const bool dbl = GetParam().precision == Precision::Double;
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const double tol = dbl ? 1e-12 : 2e-5;
+    for (const char* form : {"basdevant", "advective"}) {
+      SCOPED_TRACE(form);
+      members_match_single_runs<Real>(GetParam().kind, deck(kForcedDeck, {std::string("grid.nonlinear=") + form}), 12,
+                                      0.01, tol);
+    }
+    members_match_single_runs<Real>(GetParam().kind, deck(kPointsDeck, {"time.stepper=rk3"}), 10, 0.02, tol);
+  });
+}
+
+//! One dt for the batch: the CFL rate of a step is the largest of the members', and every
+//! member moves with the dt that rate gives (they stay in lockstep).
+TEST_P(EnsembleOnBackend, OneDtFromTheLargestMember) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config c = deck(kForcedDeck, {"time.dt_max=1", "time.growth=100"});
+    auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    const StepReport r = ensemble.step(1.0);
+    double largest = 0;
+    for (int m = 0; m < c.ensemble.members; ++m) {
+      const Config one = member_config(c, m);
+      auto b1 = make_backend<Real>(GetParam().kind, one.make_grid());
+      Solver<Real> single(*b1, one);
+      single.initialise();
+      largest = std::max(largest, single.step(1.0).cfl_rate);
+    }
+    const double tol = GetParam().precision == Precision::Double ? 1e-12 : 1e-5;
+    EXPECT_NEAR(r.cfl_rate, largest, tol * largest);
+    EXPECT_NEAR(r.dt, c.time.cfl / largest, tol * r.dt);
+    EXPECT_EQ(r.limit, DtLimit::Cfl);
+  });
+}
+
+//! A member whose velocity is not finite stops the batch, and the message names it.
+TEST_P(EnsembleOnBackend, BlowUpNamesTheMember) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config c = deck(kForcedDeck);
+    auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    std::vector<Complex<Real>> state = ensemble.vorticity_hat();
+    const std::size_t per = c.make_grid().spectral_size();
+    state[2 * per + 5] = {Real(NAN), Real(0)};  // member 2, a kept mode (kx = 5, ky = 0)
+    ensemble.set_vorticity_hat(state);
+    try {
+      ensemble.step(1.0);
+      FAIL() << "no blow-up";
+    } catch (const BlowUp& e) {
+      EXPECT_NE(std::string(e.what()).find("in ensemble member 2 (of 3)"), std::string::npos) << e.what();
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EnsembleOnBackend, testing::ValuesIn(test::all_backend_cases()), test::case_name);
+
+//! The GPU's batch and the CPU's agree to round-off in double.
+TEST(Ensemble, CpuAndGpuAgree) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const Config c = deck(kForcedDeck);
+  std::vector<Complex<double>> out[2];
+  const BackendKind kinds[2] = {BackendKind::Cpu, BackendKind::Cuda};
+  for (int k = 0; k < 2; ++k) {
+    auto b = make_backend<double>(kinds[k], c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<double> s(*b, c);
+    s.initialise();
+    while (s.time() < 0.2) s.step(0.2);
+    out[k] = s.vorticity_hat();
+  }
+  double scale = 0;
+  const double diff = max_abs_diff(out[0], out[1], 0, scale);
+  EXPECT_LE(diff, 1e-10 * scale);
+}
+
+}  // namespace
+}  // namespace cascade
