@@ -41,6 +41,10 @@ struct FusedStage {
   Complex<Real>* C;  //!< advective form only
   Complex<Real>* D;  //!< advective form only
 
+  //! EachMember's hooks: the member of a mode, and that member's operator in place of lin.
+  CASCADE_HD int member_of(std::size_t idx) const { return s.member(idx); }
+  CASCADE_HD void set_linear(const LinearCoefficients& c) { lin = LinearOperator<Real>{c}; }
+
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
@@ -87,7 +91,6 @@ struct FusedStage {
     }
     const Complex<Real> s_old = S[idx];
     if (save_w) W[idx] = s_old;
-    const LinearOperator<Real> op = lin.members ? lin.of_member(s.member(idx)) : lin;
     // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
     // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
     Real cached_tau = Real(-1);
@@ -97,7 +100,7 @@ struct FusedStage {
       if (tau == cached_tau) return cached;
       if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
       cached_tau = tau;
-      cached = op.propagator(kx, k2, tau);
+      cached = lin.propagator(kx, k2, tau);
       return cached;
     };
     const Complex<Real> snew = caxpy(cmul(prop(h * dS), s_old), hb, k);
@@ -127,6 +130,9 @@ struct SpectralSumsOfMode {
   const Complex<Real>* omega_hat;
   const Complex<Real>* forcing_hat;  //!< may be null
 
+  CASCADE_HD int member_of(std::size_t idx) const { return s.member(idx); }
+  CASCADE_HD void set_linear(const LinearCoefficients& c) { lin = LinearOperator<Real>{c}; }
+
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
@@ -136,7 +142,6 @@ struct SpectralSumsOfMode {
     const Complex<Real> o = omega_hat[idx];
     const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
     const double e = w * a2 / k2;  // twice this mode's energy
-    const LinearOperator<Real> lin = this->lin.members ? this->lin.of_member(s.member(idx)) : this->lin;
     SpectralSums r;
     r.energy = 0.5 * e;
     r.enstrophy = 0.5 * w * a2;
@@ -166,12 +171,33 @@ struct FusedStageWithSums {
   FusedStage<Real> stage;
   SpectralSumsOfMode<Real> sums;
 
+  CASCADE_HD int member_of(std::size_t idx) const { return stage.member_of(idx); }
+  CASCADE_HD void set_linear(const LinearCoefficients& c) {
+    stage.set_linear(c);
+    sums.set_linear(c);
+  }
+
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     int i, j;
     stage.s.mode(idx, i, j);
     const SpectralSums r = stage.mask.keep(stage.s, i, j) ? sums(idx) : SpectralSums{};
     stage(idx);
     return r;
+  }
+};
+
+//! A functor of the step over every member of an ensemble whose members differ in their linear
+//! coefficients (ensemble.vary; Backend::set_member_coefficients): at each mode, the functor
+//! with that member's operator. A wrapper, so that the functors themselves (and the kernels of
+//! a single run) are unchanged.
+template <class Fn>
+struct EachMember {
+  Fn f;
+  const LinearCoefficients* each;  //!< one a member, in the backend's memory
+  CASCADE_HD auto operator()(std::size_t idx) const {
+    Fn g = f;
+    g.set_linear(each[f.member_of(idx)]);
+    return g(idx);
   }
 };
 

@@ -30,15 +30,9 @@ struct DealiasMask {
 
 //! The linear operator L(k) = -D(k) + i beta kx / k^2 of the deck's coefficients (coefficients.hpp
 //! LinearCoefficients, held as read), evaluated in Real.
-//! In an ensemble whose members differ in these coefficients (ensemble.vary), `members` holds
-//! each member's (in the backend's memory) and of_member gives member m's operator.
 template <class Real>
 struct LinearOperator {
   LinearCoefficients c;
-  const LinearCoefficients* members = nullptr;
-
-  //! Member m's operator: its own coefficients where they differ, else this one.
-  CASCADE_HD LinearOperator of_member(int m) const { return members ? LinearOperator{members[m], nullptr} : *this; }
 
   //! The three parts of D(k) for k^2 > 0: viscosity, friction, hypoviscosity.
   CASCADE_HD Real viscous(Real k2) const {

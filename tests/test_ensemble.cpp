@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend_cases.hpp"
@@ -68,10 +70,12 @@ class EnsembleOnBackend : public testing::TestWithParam<BackendCase> {};
 
 //! Member m after `steps` fixed steps, and the single run of member_config(c, m), agree to
 //! round-off (double) or to single precision's; so do their diagnostics over the interval.
+//! `request`: the ensemble's step plan (the GPU's batched pairs and cuFFT callbacks over the batch).
 template <class Real>
-void members_match_single_runs(BackendKind kind, const Config& c, int steps, double dt, double tol) {
+void members_match_single_runs(BackendKind kind, const Config& c, int steps, double dt, double tol,
+                               std::optional<StepRequest> request = std::nullopt) {
   auto b = make_backend<Real>(kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
-  Solver<Real> ensemble(*b, c);
+  Solver<Real> ensemble(*b, c, request);
   ASSERT_EQ(ensemble.members(), c.ensemble.members);
   ensemble.initialise();
   for (int n = 0; n < steps; ++n) ensemble.step_fixed(dt);
@@ -123,6 +127,15 @@ TEST_P(EnsembleOnBackend, EachMemberIsItsSingleRun) {
                                       0.01, tol);
     }
     members_match_single_runs<Real>(GetParam().kind, deck(kPointsDeck, {"time.stepper=rk3"}), 10, 0.02, tol);
+    if (GetParam().kind != BackendKind::Cuda) return;
+    // The callbacks over a batch: the kept modes stored (and loaded) by batched plans, one field
+    // a plan and pairs.
+    for (const auto& [transforms, callbacks] : {std::pair{"plain", "all"}, {"plain-pairs", "store"},
+                                               {"plain-pairs", "all"}, {"plain", "off"}}) {
+      SCOPED_TRACE(std::string(transforms) + " " + callbacks);
+      members_match_single_runs<Real>(GetParam().kind, deck(kForcedDeck), 12, 0.01, tol,
+                                      step_request_from(transforms, callbacks));
+    }
   });
 }
 

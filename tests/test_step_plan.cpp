@@ -208,6 +208,33 @@ TEST(StepPlan, ImpossibleRequestsAreRefused) {
   EXPECT_THROW(plan_step(problem(256, 256, D, gpu()), r), InputError);
 }
 
+//! An ensemble's batch runs the plain transforms, with the callbacks and pairs the table gives a
+//! grid of all its members' points; the strategies with one field's layout are refused.
+TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
+  const auto batch = [](int n, int members, Precision p, StepDevice d) {
+    StepProblem b = problem(n, n, p, d);
+    b.members = members;
+    return b;
+  };
+  const StepRequest automatic;
+  EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::Plain, L::Off, true));       // 1024^2 points
+  EXPECT_EQ(plan_step(batch(256, 256, D, gpu()), automatic), plan(S::Plain, L::Store, true));    // 4096^2
+  EXPECT_EQ(plan_step(batch(256, 1024, D, gpu()), automatic), plan(S::Plain, L::All, false));    // 8192^2
+  EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::Plain, L::All, false));     // not complex pairs
+  EXPECT_EQ(plan_step(batch(1024, 4, F, gpu()), automatic), plan(S::Plain, L::Off, true));       // not the row kernel
+  EXPECT_EQ(plan_step(batch(512, 8, D, cpu()), automatic), plan(S::Plain, L::Off, false));       // not by rows
+  for (const char* t : {"pruned", "rows", "complex-pairs"}) {
+    try {
+      plan_step(batch(256, 4, D, gpu()), step_request_from(t, "auto"));
+      ADD_FAILURE() << t << ": not refused";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("run.step_transforms: ") + t +
+                                           " cannot batch the members of an ensemble (ensemble.members > 1 runs the "
+                                           "plain transforms)");
+    }
+  }
+}
+
 TEST(StepPlan, DescribeSaysStrategyLevelAndWhy) {
   const StepPlan p = plan_step(problem(2048, 2048, D, gpu(), false), {});
   EXPECT_EQ(describe(p), "pruned, batched pairs, callbacks off (auto, 2048^2 to 4096^2 points in double)");

@@ -174,8 +174,9 @@ class Backend {
   virtual void budget_integrals(double* out) = 0;
   virtual void set_budget_integrals(const double* in) = 0;
   //! Each member's own linear coefficients, where an ensemble's members differ in them
-  //! (ensemble.vary): fused_stage and spectral_sums over every member then take member m's
-  //! from here instead of the ones they are given. Empty: all take the ones given.
+  //! (ensemble.vary): fused_stage then takes member m's at member m's modes (ns_stage.cuh
+  //! EachMember) instead of the ones it is given. Empty: all take the ones given. (A member's
+  //! spectral_sums take its view and its coefficients.)
   virtual void set_member_coefficients(const std::vector<LinearCoefficients>& each) = 0;
   //! Energy, enstrophy, palinstrophy, dissipation, injection sums (before 1/(nx ny)^2).
   virtual SpectralSums spectral_sums(const LinearCoefficients& lin, const Buffer<Cplx>& omega_hat,

@@ -75,7 +75,9 @@ struct StepProblem {
   bool basdevant = true;   //!< the nonlinear form (false: advective)
   bool two_thirds = true;  //!< the dealiasing (false: none)
   StepDevice device;
-  int members = 1;  //!< the fields of an ensemble, transformed as one batch: plain transforms alone
+  //! The fields of an ensemble, transformed as one batch: plain transforms alone, chosen by the
+  //! table as for a grid of that many times the points.
+  int members = 1;
 };
 
 //! The plan for a problem and a request: auto reads the tuning table (src/core/step_plan.cpp); a

@@ -33,8 +33,9 @@ struct EnsembleRow {
   std::string plan;
 };
 
+//! `callbacks`: the auto plan; else the same without cuFFT callbacks.
 template <class Real>
-EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o) {
+EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o, bool callbacks) {
   // Decaying turbulence, each member its own random field (initial.seed + member).
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
@@ -53,7 +54,9 @@ EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions&
                                    double(need + b->fft_work_bytes()) / 1073741824.0,
                                    double(total - used) / 1073741824.0));
   }
-  Solver<Real> s(*b, c);
+  StepRequest request;
+  if (!callbacks) request.callbacks = StepRequest::Callbacks::Off;
+  Solver<Real> s(*b, c, request);
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches
   std::vector<double> steps;
@@ -87,19 +90,24 @@ int run_ensemble_bench(const BenchOptions& o) {
   std::vector<int> counts = o.members.empty() ? std::vector<int>{1, 16, 64, 256} : o.members;
   fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>12} {:>9}  {}\n", "backend", "prec", "N", "members",
              "member-steps/s", "ms/step", "floor ms", "ratio", "MiB/member", "GPU GiB", "plan");
+  std::vector<bool> callbacks;  // the rows: the auto plan, without callbacks, or both
+  if (o.callbacks != "off") callbacks.push_back(true);
+  if (o.callbacks != "on") callbacks.push_back(false);
   std::vector<EnsembleRow> rows;
   for (BackendKind k : kinds)
     for (Precision p : precisions)
       for (long n : sizes)
-        for (int members : counts) {
-          const EnsembleRow r = p == Precision::Single ? bench_one<float>(k, n, members, o)
-                                                       : bench_one<double>(k, n, members, o);
-          fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>12.2f} {:>9.2f}  {}\n",
-                     r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
-                     r.step_ms / r.floor_ms, r.bytes_per_member / 1048576.0, r.device_gib, r.plan);
-          std::fflush(stdout);
-          rows.push_back(r);
-        }
+        for (int members : counts)
+          for (bool cb : callbacks) {
+            if (!cb && k == BackendKind::Cpu) continue;  // the CPU has none
+            const EnsembleRow r = p == Precision::Single ? bench_one<float>(k, n, members, o, cb)
+                                                         : bench_one<double>(k, n, members, o, cb);
+            fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>12.2f} {:>9.2f}  {}\n",
+                       r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
+                       r.step_ms / r.floor_ms, r.bytes_per_member / 1048576.0, r.device_gib, r.plan);
+            std::fflush(stdout);
+            rows.push_back(r);
+          }
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");

@@ -99,7 +99,7 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 65535));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step, ensemble: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
-                    "step: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "
+                    "step, ensemble: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "
                     "CPU row by row): on (default: the auto plan) | off (auto without pruning, the row "
                     "kernel or callbacks: the plain 2D transforms, or complex pairs where auto takes them) | both")
       ->check(CLI::IsMember({"on", "off", "both"}));

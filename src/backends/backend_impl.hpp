@@ -294,11 +294,16 @@ class BackendImpl final : public Backend<Real> {
     if (advective && (!cc || !d)) throw RunError("fused_stage: the advective form needs four work fields");
     if (advective) check_spectral(*cc, *d);
     if (save_w && !w) throw RunError("fused_stage: save_w without w");
-    const FusedStage<Real> stage{shape(), mask(), linear(lin, s.size()), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
+    const FusedStage<Real> stage{shape(), mask(), linear(lin), inv_n(), advective, Real(c.h), Real(c.dS), Real(c.hb),
                                  c.last, Real(c.d_final), Real(c.dW), Real(c.dK), Real(c.ha), save_w, skip_removed(),
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
-    const SpectralSumsOfMode<Real> sums{shape(), linear(lin, s.size()), s.data(), f ? f->data() : nullptr};
+    const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
+    if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ: the plain step
+      if (!budget) return exec_.for_each(s.size(), EachMember<FusedStage<Real>>{stage, member_lin_.data()});
+      return exec_.sum_into_budget(s.size(), EachMember<FusedStageWithSums<Real>>{{stage, sums}, member_lin_.data()},
+                                   *budget);
+    }
     if constexpr (Exec::kCanFuse) {
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
@@ -329,7 +334,7 @@ class BackendImpl final : public Backend<Real> {
                              const Buffer<Cplx>* f) override {
     check_spectral(w);
     if (f) check_spectral(*f);
-    return exec_.transform_sum(w.size(), SpectralSumsOfMode<Real>{shape(), linear(lin, w.size()), w.data(),
+    return exec_.transform_sum(w.size(), SpectralSumsOfMode<Real>{shape(), linear(lin), w.data(),
                                                                   f ? f->data() : nullptr});
   }
   Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) override {
@@ -452,13 +457,7 @@ class BackendImpl final : public Backend<Real> {
   CflSpeed<Real> cfl_speed() const {
     return {Real(1.0 / this->grid_.dx()), Real(1.0 / this->grid_.dy())};
   }
-  //! The operator of the coefficients `c`, over n modes: those of every member of the batch
-  //! take their own coefficients where they differ (set_member_coefficients), one member's
-  //! field (a member view) the ones given.
-  LinearOperator<Real> linear(const LinearCoefficients& c, std::size_t n) const {
-    const bool batch = n == this->slab_.spectral_count(this->grid_) && this->slab_.members > 1;
-    return {c, batch && !member_lin_.empty() ? member_lin_.data() : nullptr};
-  }
+  static LinearOperator<Real> linear(const LinearCoefficients& c) { return {c}; }
   template <class... More>
   void check_spectral(const Buffer<Cplx>& a, const Buffer<Cplx>& b, const More&... more) const {
     check_spectral(a);

@@ -1,6 +1,7 @@
 //! @file plan_step: the tuning table of the step's transforms and the pure function that reads it.
 #include "cascade/step_plan.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 
@@ -124,7 +125,9 @@ std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
 bool applies(const TuningRow& r, const StepProblem& p) {
   if (r.device != p.device.kind) return false;
   if (r.precision != 0 && r.precision != real_bytes(p.precision)) return false;
-  const std::uint64_t x = r.by_nx ? std::uint64_t(p.nx) : std::uint64_t(p.nx) * std::uint64_t(p.ny);
+  // An ensemble's transforms batch its members: the table's sizes are of the points of all of them.
+  const std::uint64_t x =
+      r.by_nx ? std::uint64_t(p.nx) : std::uint64_t(p.nx) * std::uint64_t(p.ny) * std::uint64_t(std::max(1, p.members));
   return x >= r.lo && x <= r.hi;
 }
 
