@@ -249,6 +249,11 @@ struct CheckpointFile {
 
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides);
 
+//! `cascade extract`: member `member` of the ensemble checkpoint `path` as a one-member
+//! checkpoint at `output` (its deck member_config's, its state and budget the member's, no run
+//! id), written only when every input has passed (InputError otherwise; `output` must not exist).
+void extract_member(const std::string& path, int member, const std::string& output);
+
 //! The integer coordinate variable of an ensemble's dimension `member` (0 to members - 1).
 class H5Writer;
 void write_member_coordinate(H5Writer& file, const std::string& name, int members);

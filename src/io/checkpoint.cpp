@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include <sys/stat.h>
+
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
 #include "cascade/output.hpp"
@@ -247,6 +249,42 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
                                  "and resize that",
                                  path));
   return c;
+}
+
+void extract_member(const std::string& path, int member, const std::string& output) {
+  const CheckpointFile c = read_checkpoint(path, {});
+  if (c.members < 2)
+    throw InputError(fmt::format("{}: not an ensemble's checkpoint (it holds one member): nothing to extract", path));
+  if (member < 0 || member >= c.members)
+    throw InputError(fmt::format("--member: expected a member in [0, {}] of {}, found {}", c.members - 1, path,
+                                 member));
+  struct stat st{};
+  if (::lstat(output.c_str(), &st) == 0)
+    throw InputError(fmt::format("--output: '{}' exists; name a new file", output));
+  std::string backend;
+  {
+    H5Reader r(path, Seal::Required);
+    backend = r.has_attribute("backend") ? r.attr_string("backend") : std::string();
+  }
+  // The member's own deck (members 1, its seeds and varied values), no run id: a restart from
+  // it into a new directory is a new single run.
+  Config config = member_config(c.config, member);
+  config.run_id.clear();
+  CheckpointMeta meta = c.meta;
+  std::copy_n(c.meta.budget.members.begin() + std::ptrdiff_t(BudgetState::kTerms) * member, BudgetState::kTerms,
+              meta.budget.integral);
+  meta.budget.members.clear();
+  meta.seed = config.forcing.seed;
+  const std::size_t size = c.omega_hat.size() / std::size_t(c.members) / 2, first = size * std::size_t(member);
+  const auto task = [&](auto zero) {
+    using Real = decltype(zero);
+    std::vector<Complex<Real>> hat(size);
+    for (std::size_t k = 0; k < size; ++k)
+      hat[k] = {Real(c.omega_hat[2 * (first + k)]), Real(c.omega_hat[2 * (first + k) + 1])};
+    return checkpoint_task<Real>(output, config, backend, std::move(hat), meta);
+  };
+  config.run.precision = c.precision;  // the state as stored, bit for bit
+  (c.precision == Precision::Single ? task(0.0f) : task(0.0))();
 }
 
 InitialField read_initial_field(const std::string& path) {
