@@ -128,7 +128,7 @@ int run(int argc, char** argv) {
     for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known)
       throw cascade::InputError("unknown command '" + first +
-                                "'; the commands are run, poisson, check, seal, extract, info, bench");
+                                "'; the commands are run, poisson, check, seal, info, bench, extract");
   }
   try {
     app.parse(argc, argv);
