@@ -229,6 +229,12 @@ void summary(const Config& c, Backend<Real>& backend, const Simulation<Real>& si
                                  : "",
                              base_name(last_checkpoint)));
   const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
+  if (c.ensemble.members > 1) {  // the plotting scripts draw one run
+    console.always(fmt::format("read: postprocess/cascade_io.py open_run(\"{}\") (every file over its member "
+                               "dimension); the plotting scripts draw single runs",
+                               dir));
+    return;
+  }
   console.always(fmt::format("plot: {0} postprocess/plot_snapshot.py {1}; {0} postprocess/plot_spectra.py {1}; "
                              "{0} postprocess/plot_timeseries.py {1}",
                              py, dir));
