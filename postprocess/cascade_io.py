@@ -167,10 +167,11 @@ def vorticity_from_checkpoint(path):
     return np.fft.irfft2(c["omega_hat"], s=(c["ny"], c["nx"]))
 
 
-def checkpoint_checksum(omega_hat_raw, time, dt, step):
+def checkpoint_checksum(omega_hat_raw, time, dt, step, budget_members=None):
     """The checksum cascade stores in a checkpoint ('fnv1a64w:...'): 64-bit FNV-1a over the
     state's bytes in 8-byte words (each step folding the high bits down), then over the
-    doubles (time, dt, step). omega_hat_raw: the dataset as stored (ny, nx/2+1, 2)."""
+    doubles (time, dt, step), then, for an ensemble, over /budget/members (budget_members).
+    omega_hat_raw: the dataset as stored ((ny, nx/2+1, 2); an ensemble's (member, ...))."""
     mask = (1 << 64) - 1
     prime = 0x100000001B3
 
@@ -185,6 +186,8 @@ def checkpoint_checksum(omega_hat_raw, time, dt, step):
 
     h = fold(0xCBF29CE484222325, np.ascontiguousarray(omega_hat_raw).tobytes())
     h = fold(h, np.array([time, dt, float(step)], dtype="<f8").tobytes())
+    if budget_members is not None:
+        h = fold(h, np.ascontiguousarray(budget_members, dtype="<f8").tobytes())
     return "fnv1a64w:%016x" % h
 
 

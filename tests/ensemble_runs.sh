@@ -93,6 +93,9 @@ with h5py.File(os.path.join(full, "spectra.h5"), "r") as f:
     assert f["E"].shape[:2] == (5, 3) and f["Pi_Z"].shape == f["E"].shape and f["t"].shape == (5,), f["E"].shape
 with h5py.File(last(full), "r") as f:
     assert f["state/omega_hat"].shape == (3, 32, 17, 2) and f["budget/members"].shape == (3, 6)
+    sealed = f.attrs["checksum"].decode() if isinstance(f.attrs["checksum"], bytes) else f.attrs["checksum"]
+    assert io.checkpoint_checksum(f["state/omega_hat"][...], f.attrs["time"], f.attrs["dt"], f.attrs["step"],
+                                  f["budget/members"][...]) == sealed
 lines = open(os.path.join(full, "diagnostics.csv")).read().splitlines()
 header = lines[0].split(",")
 assert header[:3] == ["step", "t", "member"], header
