@@ -61,6 +61,7 @@ cp "$work/ensemble.yaml" "$work/exists.h5"
 bad "" "$mid" --member 0 --output "$work/exists.h5"
 cmp -s "$work/ensemble.yaml" "$work/exists.h5" || fail "extract overwrote an existing file"
 bad "$work/x.h5" "$mid" --output "$work/x.h5"
+bad "$work/none/x.h5" "$mid" --member 0 --output "$work/none/x.h5"
 
 # netCDF: ncdump sees the member dimension
 if command -v ncdump >/dev/null; then

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cascade/error.hpp"
 #include "cascade/io.hpp"
@@ -261,6 +262,10 @@ void extract_member(const std::string& path, int member, const std::string& outp
   struct stat st{};
   if (::lstat(output.c_str(), &st) == 0)
     throw InputError(fmt::format("--output: '{}' exists; name a new file", output));
+  const auto slash = output.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : output.substr(0, slash);
+  if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(folder.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("--output: '{}' is not a folder this process can write in", folder));
   std::string backend;
   {
     H5Reader r(path, Seal::Required);
