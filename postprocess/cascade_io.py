@@ -6,7 +6,8 @@ Needs numpy and h5py (Debian: python3-numpy python3-h5py). Layout (docs/output-f
     RUN/diagnostics.csv, .h5       time series, one column a diagnostic: the CSV header names
                                    them, the HDF5 datasets give units and descriptions
     RUN/spectra.h5                 shell spectra E(k), Z(k) over time
-    RUN/snapshots/snap_NNNNNN.h5   physical fields (ny, nx) with attributes time, step, dt
+    RUN/snapshots/snap_NNNNNN.h5   physical fields (1, ny, nx) with attributes time, step, dt
+                                   (an ensemble's: (1, member, ny, nx), every file with member)
     RUN/snapshots.xmf              XDMF index of the snapshots (ParaView, VisIt)
     RUN/checkpoints/ckpt_NNNNNN.h5 exact spectral state /state/omega_hat (ny, nx/2+1, 2)
 
@@ -57,16 +58,17 @@ def list_snapshots(run_dir):
 
 
 def read_snapshot(path):
-    """A snapshot -> dict of fields (vorticity, streamfunction, u, v as present; (ny, nx)),
-    'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'. The files store a field as
-    (t, y, x) with t of length 1 (before the netCDF layout: (y, x)); this returns (y, x)."""
+    """A snapshot -> dict of fields (vorticity, streamfunction, u, v as present; (ny, nx), an
+    ensemble's (member, ny, nx)), 'attrs' (time, step, dt, lx, ly, deck, ...) and 'units'. The
+    files store a field as (t, y, x) with t of length 1 (before the netCDF layout: (y, x); an
+    ensemble's (t, member, y, x)); this drops t."""
     out = {"attrs": {}, "units": {}}
     with h5py.File(path, "r") as f:
         out["attrs"] = _attrs(f)
         for name in ("vorticity", "streamfunction", "u", "v"):
             if name in f:
                 values = f[name][...]
-                out[name] = values[0] if values.ndim == 3 and values.shape[0] == 1 else values
+                out[name] = values[0] if values.ndim in (3, 4) and values.shape[0] == 1 else values
                 out["units"][name] = _attrs(f[name]).get("units", "")
     return out
 
@@ -118,7 +120,9 @@ def _csv_column(values, dtype):
 def read_diagnostics(run_dir, source="h5"):
     """The diagnostics time series as a dict of numpy arrays, one a column (cfl_limit as
     strings). source: 'h5' (diagnostics.h5, written at checkpoints and at the end) or 'csv'
-    (diagnostics.csv, flushed row by row). The columns are those the file names."""
+    (diagnostics.csv, flushed row by row). The columns are those the file names. An
+    ensemble's: from the .h5, every column (t, member) but t (t,); from the CSV, its long form
+    as it is (a row a member at each time, the column 'member')."""
     if source == "csv":
         schema = {c["name"]: c["dtype"] for c in read_diagnostics_schema(run_dir)}
         with open(os.path.join(run_dir, "diagnostics.csv"), newline="") as f:
@@ -128,13 +132,15 @@ def read_diagnostics(run_dir, source="h5"):
         out = {name: f[name][...] for name in f.keys()}
         limits = _limit_names(_attrs(f["cfl_limit"]).get("description", "")) if "cfl_limit" in f else {}
     if "cfl_limit" in out:
-        out["cfl_limit"] = np.array([limits.get(int(c), "?") for c in out["cfl_limit"]])
+        codes = np.asarray(out["cfl_limit"])  # an ensemble's: (t, member)
+        out["cfl_limit"] = np.array([limits.get(int(c), "?") for c in codes.ravel()]).reshape(codes.shape)
     return out
 
 
 def read_spectra(run_dir):
     """spectra.h5 -> dict: k (shell centres), t, step, E (time, k), Z (time, k), the fluxes
-    Pi and Pi_Z (time, k) through k of energy and enstrophy, and dk."""
+    Pi and Pi_Z (time, k) through k of energy and enstrophy, and dk. An ensemble's spectra are
+    (time, member, k)."""
     with h5py.File(os.path.join(run_dir, "spectra.h5"), "r") as f:
         out = {name: f[name][...] for name in ("k", "t", "step", "E", "Z")}
         for name in ("Pi", "Pi_Z"):  # fluxes, in files written since they were added
@@ -145,8 +151,9 @@ def read_spectra(run_dir):
 
 
 def read_checkpoint(path):
-    """A checkpoint -> dict: omega_hat (complex, (ny, nx/2+1), the unnormalised DFT of omega),
-    time, step, dt, nx, ny, precision, deck and the rest of the attributes."""
+    """A checkpoint -> dict: omega_hat (complex, (ny, nx/2+1), the unnormalised DFT of omega;
+    an ensemble's (member, ny, nx/2+1)), time, step, dt, nx, ny, precision, deck and the rest
+    of the attributes."""
     with h5py.File(path, "r") as f:
         raw = f["state/omega_hat"][...]
         out = _attrs(f)
@@ -155,15 +162,16 @@ def read_checkpoint(path):
 
 
 def vorticity_from_checkpoint(path):
-    """The physical vorticity (ny, nx) of a checkpoint's state."""
+    """The physical vorticity (ny, nx) of a checkpoint's state (an ensemble's (member, ny, nx))."""
     c = read_checkpoint(path)
     return np.fft.irfft2(c["omega_hat"], s=(c["ny"], c["nx"]))
 
 
-def checkpoint_checksum(omega_hat_raw, time, dt, step):
+def checkpoint_checksum(omega_hat_raw, time, dt, step, budget_members=None):
     """The checksum cascade stores in a checkpoint ('fnv1a64w:...'): 64-bit FNV-1a over the
     state's bytes in 8-byte words (each step folding the high bits down), then over the
-    doubles (time, dt, step). omega_hat_raw: the dataset as stored (ny, nx/2+1, 2)."""
+    doubles (time, dt, step), then, for an ensemble, over /budget/members (budget_members).
+    omega_hat_raw: the dataset as stored ((ny, nx/2+1, 2); an ensemble's (member, ...))."""
     mask = (1 << 64) - 1
     prime = 0x100000001B3
 
@@ -178,6 +186,8 @@ def checkpoint_checksum(omega_hat_raw, time, dt, step):
 
     h = fold(0xCBF29CE484222325, np.ascontiguousarray(omega_hat_raw).tobytes())
     h = fold(h, np.array([time, dt, float(step)], dtype="<f8").tobytes())
+    if budget_members is not None:
+        h = fold(h, np.ascontiguousarray(budget_members, dtype="<f8").tobytes())
     return "fnv1a64w:%016x" % h
 
 
@@ -185,6 +195,8 @@ def open_run(run_dir):
     """The run as xarray datasets (needs xarray and h5netcdf; Debian: python3-xarray
     python3-h5netcdf): a dict with 'snapshots' (the fields over (t, y, x), every snapshot
     along t), 'diagnostics' (every column over t) and 'spectra' (E, Z, Pi, Pi_Z over (t, k)),
+    an ensemble's with the dimension member after t ((t, member, y, x), (t, member),
+    (t, member, k)),
     None where the run has no such file. The datasets are read into memory, the snapshots
     joined with xarray.concat; xarray.open_mfdataset(paths, engine="h5netcdf") opens them
     lazily instead but needs dask (Debian: python3-dask). Files written before the netCDF

@@ -1,7 +1,8 @@
 """pvpython check of a run's XDMF index (tests/paraview_index.sh): ParaView opens it with every
 time step; each step is a grid in the x-y plane (z bounds 0..0) with x over nx points spaced
 lx/nx and y over ny points spaced ly/ny; the point arrays are the snapshot's fields, and the
-value at point (i, j) is the file's field at row j, column i.
+value at point (i, j) is the file's field at row j, column i (an ensemble's member b: the array
+NAME_memberB, the file's field NAME[0, b]).
     pvpython paraview_index.py INDEX TIMES NX NY LX LY FIELDS   (TIMES, FIELDS: comma-separated)"""
 import os
 import sys
@@ -34,7 +35,9 @@ for step, t in enumerate(times):
     assert dims == (nx, ny, 1), ("dimensions (x, y, z)", dims)
     with h5py.File(os.path.join(run, "snapshots", "snap_%06d.h5" % step), "r") as f:
         for name in fields:
-            stored = f[name][...].reshape(ny, nx)
+            # An ensemble's member b is the array NAME_memberB, of the (1, member, ny, nx) field.
+            base, _, member = name.partition("_member")
+            stored = (f[base][0, int(member)] if member else f[name][...]).reshape(ny, nx)
             array = block.GetPointData().GetArray(name)
             shown = np.array([array.GetValue(k) for k in range(nx * ny)]).reshape(ny, nx)  # point i + nx j
             assert np.array_equal(shown, stored), (name, t)

@@ -48,11 +48,20 @@ class H5Writer {
                      const std::string& units, const std::string& description);
   void append_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
                      const std::string& description);
+  //! Rows of any shape `tail` (rank 1 + tail.size(): an ensemble's (t, member, k)), and
+  //! integer rows of `cols` columns (an ensemble's (t, member)).
+  void append_series(const std::string& name, const std::vector<double>& data, const std::vector<std::uint64_t>& tail,
+                     const std::string& units, const std::string& description);
+  void append_series(const std::string& name, const std::vector<long long>& data, std::uint64_t cols,
+                     const std::string& units, const std::string& description);
   //! netCDF-4 dimensions (docs/output-format.md, Dimensions): the rank-1 `values` as the
   //! coordinate variable `name` of the dimension of the same name (an HDF5 dimension scale),
   //! with CF's `axis` where one is given ("X", "Y", "T").
   void coordinate(const std::string& name, const std::vector<double>& values, const std::string& units,
                   const std::string& description, const std::string& axis = "");
+  //! The same with integer values (an ensemble's `member`: 0, 1, ..., members - 1).
+  void integer_coordinate(const std::string& name, const std::vector<long long>& values, const std::string& units,
+                          const std::string& description);
   //! Make a rank-1 dataset already written (a series such as /t) a coordinate variable.
   void coordinate(const std::string& name);
   //! Name the dimensions of the dataset `name` by coordinate variables (paths), one a dimension,

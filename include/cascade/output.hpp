@@ -87,6 +87,7 @@ struct DiagnosticsRow {
   Diagnostics d;
   double wall = 0;
   std::string text;  //!< the CSV line, without newline
+  int member = 0;    //!< an ensemble's member (its rows: one a member at each time, member after member)
 };
 
 //! One column of the diagnostics. The table diagnostics_schema() is the one statement of the
@@ -96,6 +97,7 @@ struct DiagnosticsRow {
 struct DiagnosticsColumn {
   enum class Type {
     Step,   //!< the step number: an integer in both files
+    Member, //!< an ensemble's member (the CSV's column; diagnostics.h5's dimension `member`)
     Limit,  //!< what bound dt: its name in the CSV, its code in HDF5 (see its description)
     Real,   //!< a double, through `value`
   };
@@ -105,24 +107,28 @@ struct DiagnosticsColumn {
   double& (*value)(DiagnosticsRow& row);  //!< a Real's place in a row (null for the others)
 };
 const std::vector<DiagnosticsColumn>& diagnostics_schema();
-//! "step,t,dt,...": the names of diagnostics_schema(), in order.
-std::string diagnostics_csv_header();
-std::string diagnostics_csv_line(const Diagnostics& d, double wall);
+//! The schema of a run of `members`: an ensemble's (members > 1) has the column `member` after
+//! `t` (the CSV in long form: a row a member at each time); a single run's is the one above.
+const std::vector<DiagnosticsColumn>& diagnostics_schema(int members);
+//! "step,t,dt,...": the names of diagnostics_schema(members), in order.
+std::string diagnostics_csv_header(int members = 1);
+std::string diagnostics_csv_line(const Diagnostics& d, double wall, int members = 1, int member = 0);
 
 //! diagnostics.csv (appended and flushed row by row) and diagnostics.h5 (rewritten whole by
 //! write_h5, at checkpoints and at the end).
 class DiagnosticsLog {
  public:
   //! A new log, or (restart) the rows at t <= t_keep of an existing one, read and checked
-  //! here; nothing is written before start().
-  DiagnosticsLog(const std::string& dir, bool restart, double t_keep);
+  //! here; nothing is written before start(). `members`: an ensemble's, whose rows come a
+  //! member at a time (append them member after member at each time).
+  DiagnosticsLog(const std::string& dir, bool restart, double t_keep, int members = 1);
   //! Write diagnostics.csv anew (header and kept rows) and open it for appending.
   void start();
   ~DiagnosticsLog();
   DiagnosticsLog(const DiagnosticsLog&) = delete;
   DiagnosticsLog& operator=(const DiagnosticsLog&) = delete;
 
-  void append(const Diagnostics& d, double wall);
+  void append(const Diagnostics& d, double wall, int member = 0);
   //! A task that adds the rows since the last task to diagnostics.h5 (the first task of a run
   //! writes it anew, with the rows a restart kept); the log then forgets them, so that its
   //! memory does not grow with the run.
@@ -133,6 +139,7 @@ class DiagnosticsLog {
   std::FILE* csv_ = nullptr;
   std::vector<DiagnosticsRow> pending_;  //!< rows not yet in diagnostics.h5
   bool fresh_ = true;                    //!< the next task writes the file anew
+  int members_ = 1;
 };
 
 // ---------------------------------------------------------------- spectra
@@ -141,7 +148,9 @@ class DiagnosticsLog {
 class SpectraLog {
  public:
   //! Reads (restart) the spectra at t <= t_keep; nothing is written before start().
-  SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k);
+  //! `members`: an ensemble's, whose spectra are (t, member, k): append() takes every member's,
+  //! one after the other.
+  SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k, int members = 1);
   //! A resized restart keeps the earlier series as spectra_until_tT.h5 (renamed here).
   void start();
   void append(double t, long step, const std::vector<double>& energy, const std::vector<double>& enstrophy,
@@ -154,6 +163,7 @@ class SpectraLog {
   std::vector<long long> step_;
   bool fresh_ = true;
   std::string set_aside_;  //!< start() renames spectra.h5 to this (a resized restart)
+  int members_ = 1;
 };
 
 // ---------------------------------------------------------------- snapshots
@@ -165,7 +175,9 @@ struct SnapshotEntry {
   int precision_bytes;  //!< 4 or 8
   int nx, ny;           //!< the snapshot's own grid (a resized restart changes it)
   double dx, dy;
-  int rank = 3;         //!< of the stored fields: (t, y, x); 2, (y, x), in files written before t
+  int rank = 3;         //!< of the stored fields: (t, y, x); 2, (y, x), in files written before t;
+                        //!< 4, an ensemble's (t, member, y, x)
+  int members = 1;
 };
 
 //! snapshots/snap_NNNNNN.h5 and the XDMF index snapshots.xmf (rewritten after each snapshot).
@@ -174,11 +186,12 @@ class SnapshotSeries {
   //! `next_index`: the number of the next snapshot (0 for a new run, from the checkpoint on a
   //! restart, in which case the index lists the existing files below it).
   //! The entries are read (and the files they come from checked) here; start() makes the folder.
-  SnapshotSeries(const std::string& dir, const Grid& grid, long next_index);
+  //! `members`: an ensemble's, whose fields are (t, member, y, x).
+  SnapshotSeries(const std::string& dir, const Grid& grid, long next_index, int members = 1);
   void start();
   long next_index() const { return next_; }
-  //! Fields (name -> values, ny x nx, the run's precision) for the next snapshot: returns the
-  //! task that writes it and the index.
+  //! Fields (name -> values, ny x nx, the run's precision; an ensemble's: members x ny x nx)
+  //! for the next snapshot: returns the task that writes it and the index.
   template <class Real>
   std::function<void()> task(const Config& config, const std::string& backend, double t, long step, double dt,
                              std::vector<std::pair<std::string, std::vector<Real>>> fields);
@@ -190,6 +203,7 @@ class SnapshotSeries {
   long next_;
   std::string kept_;   //!< a restart: the index entries of the snapshots before it
   bool fresh_ = true;  //!< the next snapshot writes the index whole
+  int members_ = 1;
 };
 
 std::string snapshot_name(long index);
@@ -227,12 +241,22 @@ struct CheckpointFile {
   Config config;                   //!< the checkpoint's resolved deck, overrides applied
   Precision precision;             //!< of the stored state
   int nx = 0, ny = 0;              //!< grid of the stored state
-  std::vector<double> omega_hat;   //!< interleaved (re, im), ny x (nx/2+1)
+  int members = 1;                 //!< of the stored state (an ensemble's: members > 1)
+  std::vector<double> omega_hat;   //!< interleaved (re, im), members x ny x (nx/2+1)
   CheckpointMeta meta;
   std::string run_id;              //!< the run it belongs to ("" in files written before ids)
 };
 
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& overrides);
+
+//! `cascade extract`: member `member` of the ensemble checkpoint `path` as a one-member
+//! checkpoint at `output` (its deck member_config's, its state and budget the member's, no run
+//! id), written only when every input has passed (InputError otherwise; `output` must not exist).
+void extract_member(const std::string& path, int member, const std::string& output);
+
+//! The integer coordinate variable of an ensemble's dimension `member` (0 to members - 1).
+class H5Writer;
+void write_member_coordinate(H5Writer& file, const std::string& name, int members);
 
 //! The field of initial.type file, read and checked (even sizes, finite values): a snapshot's
 //! /vorticity or a checkpoint's verified state. The run gives it to Solver::initialise.

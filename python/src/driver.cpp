@@ -353,6 +353,12 @@ std::unique_ptr<Driver> make_driver(const RunOptions& options, Console::Level le
   const std::string openmp_note = cap_openmp_threads();
   auto inputs = std::make_unique<RunInputs>();
   prepare_run(options, *inputs);
+  // The module's fields, views and diagnostics are one member's: an ensemble runs from the
+  // command line (its run directory: docs/output-format.md).
+  if (inputs->config.ensemble.members > 1)
+    throw InputError(fmt::format("ensemble.members: the Python module runs one member, found {}; run an ensemble "
+                                 "with cascade run, or one member of it with its own deck",
+                                 inputs->config.ensemble.members));
   if (!openmp_note.empty()) inputs->notes.insert(inputs->notes.begin(), "note: " + openmp_note);
   if (inputs->config.run.precision == Precision::Single)
     return std::make_unique<RunDriver<float>>(std::move(inputs), options, level);

@@ -99,6 +99,14 @@ def test_bad_decks_raise_deck_error_with_the_command_lines_line(tmp_path, cli):
     assert not (tmp_path / "never").exists()
 
 
+def test_an_ensemble_is_refused_with_one_line(tmp_path):
+    ensemble = os.path.join(os.path.dirname(DECK), "ensemble.yaml")
+    with pytest.raises(cascade.DeckError, match="ensemble.members: the Python module runs one member") as e:
+        cascade.Simulation(ensemble, output=tmp_path / "never")
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "never").exists()
+
+
 def test_deck_from_a_dict_is_the_file(tmp_path):
     text = {"grid": {"nx": 32, "lx": "2pi"}, "physics": {"nu": 5.0e-4},
             "initial": {"type": "random", "seed": 3, "k0": 6.0}, "time": {"t_end": 0.2, "cfl": 0.5}}

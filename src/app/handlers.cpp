@@ -24,21 +24,26 @@ class DiagnosticsHandler : public Handler<Real> {
   DiagnosticsHandler(RunFiles& files, long first_step)
       : Handler<Real>({files.config.output.diagnostics_every}), files_(files), row_step_(first_step) {}
 
+  // An ensemble's rows: one a member, member after member; the progress line shows member 0's.
   void initial(Moment<Real>& m) override {
-    const Diagnostics d = m.solver.diagnose_interval();
-    if (files_.root()) files_.diagnostics->append(d, 0.0);
+    const std::vector<Diagnostics> rows = m.solver.diagnose_interval_members();
+    if (files_.root())
+      for (std::size_t b = 0; b < rows.size(); ++b) files_.diagnostics->append(rows[b], 0.0, int(b));
   }
   void write(Moment<Real>& m) override {
-    Diagnostics d = m.solver.diagnose_interval();
-    d.dt = m.dt;
-    d.cfl_limit = m.limit;
+    std::vector<Diagnostics> rows = m.solver.diagnose_interval_members();
     const double now = m.wall();
     const long steps = m.solver.steps() - row_step_;
-    d.wall_per_step = steps > 0 ? (now - row_wall_) / steps : 0.0;
-    if (files_.root()) files_.diagnostics->append(d, now);
+    for (std::size_t b = 0; b < rows.size(); ++b) {
+      Diagnostics& d = rows[b];
+      d.dt = m.dt;
+      d.cfl_limit = m.limit;
+      d.wall_per_step = steps > 0 ? (now - row_wall_) / steps : 0.0;
+      if (files_.root()) files_.diagnostics->append(d, now, int(b));
+    }
     row_step_ = m.solver.steps();
     row_wall_ = now;
-    m.row = d;
+    m.row = rows[0];
   }
   void flush() override {
     if (files_.root()) files_.writer.submit(files_.diagnostics->h5_task(files_.config, files_.backend));
@@ -81,9 +86,14 @@ class SpectraHandler : public Handler<Real> {
       : Handler<Real>({files.config.output.spectra_every}), files_(files), dk_(dk) {}
   void initial(Moment<Real>& m) override { write(m); }
   void write(Moment<Real>& m) override {
-    const auto sp = m.solver.spectra();
+    // Every member's spectra, one after the other (an ensemble's (member, k) row).
+    typename Solver<Real>::Spectra all;
+    for (const auto& sp : m.solver.spectra_members())
+      for (auto [to, from] : {std::pair{&all.energy, &sp.energy}, std::pair{&all.enstrophy, &sp.enstrophy},
+                              std::pair{&all.flux, &sp.flux}, std::pair{&all.flux_z, &sp.flux_z}})
+        to->insert(to->end(), from->begin(), from->end());
     if (files_.root())
-      files_.spectra->append(m.solver.time(), m.solver.steps(), sp.energy, sp.enstrophy, sp.flux, sp.flux_z);
+      files_.spectra->append(m.solver.time(), m.solver.steps(), all.energy, all.enstrophy, all.flux, all.flux_z);
   }
   void flush() override {
     if (files_.root()) files_.writer.submit(files_.spectra->h5_task(files_.config, files_.backend, dk_));

@@ -84,6 +84,13 @@ int run(int argc, char** argv) {
   auto* seal = app.add_subcommand("seal", "renew the seal of cascade files edited on purpose (e.g. with h5py)");
   seal->add_option("files", seal_files, "HDF5 files cascade wrote")->required();
 
+  std::string extract_from, extract_output;
+  int extract_member = -1;
+  auto* extract = app.add_subcommand("extract", "take one member out of an ensemble's checkpoint as a single run's");
+  extract->add_option("checkpoint", extract_from, "an ensemble's checkpoint (.h5)")->required();
+  extract->add_option("--member", extract_member, "the member, 0 to ensemble.members - 1")->required();
+  extract->add_option("--output", extract_output, "the checkpoint to write (a new file)")->required();
+
   app.add_subcommand("info", "build, backends, devices, memory");
 
   cascade::BenchOptions bench_opts;
@@ -120,7 +127,8 @@ int run(int argc, char** argv) {
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
     if (!known)
-      throw cascade::InputError("unknown command '" + first + "'; the commands are run, poisson, check, seal, info, bench");
+      throw cascade::InputError("unknown command '" + first +
+                                "'; the commands are run, poisson, check, seal, info, bench, extract");
   }
   try {
     app.parse(argc, argv);
@@ -152,6 +160,7 @@ int run(int argc, char** argv) {
                "dt = {}, stepper {}\n",
                deck, c.nx, c.ny, cascade::to_string(c.precision), c.meta.step,
                c.meta.time, c.meta.dt, c.meta.stepper);
+    if (c.members > 1) fmt::print("an ensemble of {} members (cascade extract takes one out)\n", c.members);
     return kExitOk;
   }
   if (seal->parsed()) {
@@ -168,6 +177,13 @@ int run(int argc, char** argv) {
     cascade::check_run_inputs(c);
     std::fputs(("# cascade " + std::string(cascade::kVersion) + ": resolved deck of " + deck + "\n").c_str(), stdout);
     std::fputs(cascade::resolved_yaml(c).c_str(), stdout);
+    return kExitOk;
+  }
+  if (extract->parsed()) {
+    cascade::extract_member(extract_from, extract_member, extract_output);
+    fmt::print("{}: member {} of {}, a single run's checkpoint; continue it with: cascade run --restart {} --output "
+               "DIR\n",
+               extract_output, extract_member, extract_from, extract_output);
     return kExitOk;
   }
   if (app.got_subcommand("info")) return cascade::run_info();

@@ -156,7 +156,8 @@ void start_state(Solver<Real>& solver, const Grid& grid, const CheckpointFile* f
   }
   solver.initialise();  // forcing and the like; the state is replaced next
   if (from->nx == grid.nx && from->ny == grid.ny) {
-    std::vector<Complex<Real>> hat(grid.spectral_size());
+    // An ensemble's: every member's state, one after the other (read_checkpoint refuses to resize one).
+    std::vector<Complex<Real>> hat(grid.spectral_size() * std::size_t(solver.members()));
     for (std::size_t k = 0; k < hat.size(); ++k) hat[k] = {Real(from->omega_hat[2 * k]), Real(from->omega_hat[2 * k + 1])};
     solver.set_vorticity_hat(hat);
   } else {
@@ -228,6 +229,12 @@ void summary(const Config& c, Backend<Real>& backend, const Simulation<Real>& si
                                  : "",
                              base_name(last_checkpoint)));
   const std::string py = *kPython ? kPython : "python3";  // the interpreter CMake found with numpy and h5py
+  if (c.ensemble.members > 1) {  // the plotting scripts draw one run
+    console.always(fmt::format("read: postprocess/cascade_io.py open_run(\"{}\") (every file over its member "
+                               "dimension); the plotting scripts draw single runs",
+                               dir));
+    return;
+  }
   console.always(fmt::format("plot: {0} postprocess/plot_snapshot.py {1}; {0} postprocess/plot_spectra.py {1}; "
                              "{0} postprocess/plot_timeseries.py {1}",
                              py, dir));
@@ -247,6 +254,9 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   auto backend = run_backend<Real>(c, grid, kind, why, console);
   const std::string where = backend->description();
   Solver<Real> solver(*backend, c);
+  if (c.ensemble.members > 1)
+    console.info(fmt::format("ensemble of {} members, stepped together; the progress lines show member 0 of {}",
+                             c.ensemble.members, c.ensemble.members));
   start_state(solver, grid, from, initial, console);
   if (kind != BackendKind::Cuda)  // the GPU's line came before allocating
     console.info(fmt::format("memory: the fields take {}{}", human_bytes(double(solver.memory_bytes())),
@@ -265,9 +275,9 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   std::optional<SpectraLog> spectra;
   std::optional<SnapshotSeries> snapshots;
   if (root) {
-    diagnostics.emplace(dir, restart, solver.time());
-    spectra.emplace(dir, restart, solver.time(), solver.shell_centres());
-    snapshots.emplace(dir, grid, restart ? from->meta.snapshot_index : 0);
+    diagnostics.emplace(dir, restart, solver.time(), c.ensemble.members);
+    spectra.emplace(dir, restart, solver.time(), solver.shell_centres(), c.ensemble.members);
+    snapshots.emplace(dir, grid, restart ? from->meta.snapshot_index : 0, c.ensemble.members);
   }
   if (const int sig = agreed_signal(signals)) return stopped_before_start(sig, console);
   if (root) start_run_directory(c, o, restart, lock, console, *diagnostics, *spectra, *snapshots);
@@ -335,9 +345,6 @@ void prepare_run(const RunOptions& o, RunInputs& in) {
     c = o.deck_text.empty() ? load_deck(o.deck, overrides) : parse_deck(o.deck_text, o.deck, overrides);
     in.initial = check_run_inputs(c);
   }
-  if (c.ensemble.members > 1)
-    throw InputError("ensemble.members: a run of several members does not write its run directory yet in this "
-                     "build; cascade bench ensemble steps one");
   const std::string dir = c.output.directory;
   std::optional<RunLock>& lock = in.lock;
   if (!o.files) {

@@ -95,19 +95,30 @@ const std::vector<DiagnosticsColumn>& diagnostics_schema() {
 }
 #undef CASCADE_ROW_VALUE
 
-std::string diagnostics_csv_header() {
+const std::vector<DiagnosticsColumn>& diagnostics_schema(int members) {
+  static const std::vector<DiagnosticsColumn> ensemble = [] {
+    std::vector<DiagnosticsColumn> s = diagnostics_schema();
+    s.insert(s.begin() + 2, {"member", "1", "ensemble member (its deck: seeds + member, ensemble.vary's values)",
+                             Type::Member, "{}", nullptr});
+    return s;
+  }();
+  return members > 1 ? ensemble : diagnostics_schema();
+}
+
+std::string diagnostics_csv_header(int members) {
   std::string s;
-  for (const auto& c : diagnostics_schema()) s += (s.empty() ? "" : ",") + c.name;
+  for (const auto& c : diagnostics_schema(members)) s += (s.empty() ? "" : ",") + c.name;
   return s;
 }
 
-std::string diagnostics_csv_line(const Diagnostics& d, double wall) {
-  DiagnosticsRow r{d, wall, {}};
+std::string diagnostics_csv_line(const Diagnostics& d, double wall, int members, int member) {
+  DiagnosticsRow r{d, wall, {}, member};
   std::string s;
-  for (const auto& c : diagnostics_schema()) {
+  for (const auto& c : diagnostics_schema(members)) {
     if (!s.empty()) s += ',';
     switch (c.type) {
       case Type::Step: s += fmt::format("{}", r.d.step); break;
+      case Type::Member: s += fmt::format("{}", r.member); break;
       case Type::Limit: s += r.d.cfl_limit; break;
       case Type::Real: s += fmt::format(fmt::runtime(c.csv_format), c.value(r)); break;
     }
@@ -115,19 +126,22 @@ std::string diagnostics_csv_line(const Diagnostics& d, double wall) {
   return s;
 }
 
-DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_keep)
-    : csv_path_(dir + "/diagnostics.csv"), h5_path_(dir + "/diagnostics.h5") {
+DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_keep, int members)
+    : csv_path_(dir + "/diagnostics.csv"), h5_path_(dir + "/diagnostics.h5"), members_(members) {
   if (!restart || !output_files::exists(csv_path_)) return;
   // Keep the rows up to the checkpoint's time; the restarted run appends the rest. The
   // columns are found by the header's names.
-  const auto& schema = diagnostics_schema();
+  const auto& schema = diagnostics_schema(members);
   std::ifstream in(csv_path_);
   std::string line;
   std::getline(in, line);
   // Rows under this version's header are kept as written; under another order of the same
   // columns (other columns are dropped) they are written anew in this one's.
-  const bool ours = line == diagnostics_csv_header();
+  const bool ours = line == diagnostics_csv_header(members);
   const std::vector<std::string> header = split(line, ',');
+  for (const auto& name : header)
+    if (name == "member" && members == 1)
+      throw InputError(csv_path_ + ": its rows are an ensemble's (column 'member') but the run has one member");
   std::vector<std::size_t> at(schema.size());
   for (std::size_t c = 0; c < schema.size(); ++c) {
     std::size_t k = 0;
@@ -153,6 +167,11 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
           ok = !cell.empty() && cell.find_first_not_of("0123456789") == std::string::npos && cell.size() < 16;
           if (ok) r.d.step = std::stol(cell);
           break;
+        case Type::Member:
+          // Member after member at each time: the row's place says which it must be.
+          ok = cell == std::to_string(pending_.size() % std::size_t(members));
+          r.member = ok ? std::stoi(cell) : 0;
+          break;
         case Type::Limit:
           ok = limit_code(cell) >= 0;
           r.d.cfl_limit = cell;
@@ -166,13 +185,13 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
     if (!ok)
       throw InputError(fmt::format("{}: malformed row '{}' (column {})", csv_path_, line, schema[c - 1].name));
     if (r.d.t > t_keep) break;
-    r.text = ours ? line : diagnostics_csv_line(r.d, r.wall);
+    r.text = ours ? line : diagnostics_csv_line(r.d, r.wall, members, r.member);
     pending_.push_back(r);
   }
 }
 
 void DiagnosticsLog::start() {
-  std::string text = diagnostics_csv_header() + "\n";
+  std::string text = diagnostics_csv_header(members_) + "\n";
   for (const auto& r : pending_) text += r.text + "\n";
   write_text_atomically(csv_path_, text);
   csv_ = std::fopen(csv_path_.c_str(), "a");
@@ -183,8 +202,8 @@ DiagnosticsLog::~DiagnosticsLog() {
   if (csv_) std::fclose(csv_);
 }
 
-void DiagnosticsLog::append(const Diagnostics& d, double wall) {
-  DiagnosticsRow r{d, wall, diagnostics_csv_line(d, wall)};
+void DiagnosticsLog::append(const Diagnostics& d, double wall, int member) {
+  DiagnosticsRow r{d, wall, diagnostics_csv_line(d, wall, members_, member), member};
   if (std::fputs((r.text + "\n").c_str(), csv_) < 0 || std::fflush(csv_) != 0)
     throw RunError("cannot write to '" + csv_path_ + "': " + std::strerror(errno));
   pending_.push_back(std::move(r));
@@ -196,13 +215,19 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
     std::vector<long long> counts;
     std::vector<double> reals;
   };
-  const auto& schema = diagnostics_schema();
+  // An ensemble's rows come member after member at each time: every column is (t, member),
+  // but t itself, the coordinate, and member, a dimension of its own.
+  const int members = members_;
+  const auto& schema = diagnostics_schema(members);
   std::vector<Series> series(schema.size());
   for (auto& r : pending_)
     for (std::size_t c = 0; c < schema.size(); ++c) switch (schema[c].type) {
         case Type::Step: series[c].counts.push_back(r.d.step); break;
+        case Type::Member: break;
         case Type::Limit: series[c].counts.push_back(limit_code(r.d.cfl_limit)); break;
-        case Type::Real: series[c].reals.push_back(schema[c].value(r)); break;
+        case Type::Real:
+          if (schema[c].name != "t" || r.member == 0) series[c].reals.push_back(schema[c].value(r));
+          break;
       }
   pending_.clear();
   pending_.shrink_to_fit();
@@ -211,17 +236,22 @@ std::function<void()> DiagnosticsLog::h5_task(const Config& config, const std::s
   return [=, path = h5_path_, series = std::move(series)] {
     H5Writer f(path, mode);
     write_provenance(f, config, backend);
+    if (members > 1 && mode == H5Writer::Mode::Create) write_member_coordinate(f, "/member", members);
+    const std::uint64_t cols = std::uint64_t(members);
     for (std::size_t c = 0; c < schema.size(); ++c) {
       const DiagnosticsColumn& col = schema[c];
+      if (col.type == Type::Member) continue;
       if (col.type == Type::Real)
-        f.append_series("/" + col.name, series[c].reals, 1, col.unit, col.description);
+        f.append_series("/" + col.name, series[c].reals, col.name == "t" ? 1 : cols, col.unit, col.description);
       else
-        f.append_series("/" + col.name, series[c].counts, col.unit, col.description);
+        f.append_series("/" + col.name, series[c].counts, cols, col.unit, col.description);
     }
-    // netCDF dimensions: every column over t, the coordinate variable.
+    // netCDF dimensions: every column over t, the coordinate variable (and member).
     f.coordinate("/t");
     for (const auto& col : schema)
-      if (col.name != "t") f.dimensions("/" + col.name, {"/t"});
+      if (col.name != "t" && col.type != Type::Member)
+        f.dimensions("/" + col.name, members > 1 ? std::vector<std::string>{"/t", "/member"}
+                                                 : std::vector<std::string>{"/t"});
     f.close();
   };
 }

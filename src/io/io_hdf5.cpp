@@ -1,5 +1,6 @@
 //! @file HDF5 writer and reader with checked calls, atomic rename, and provenance attributes; the
 //! seal they write and verify is seal.cpp.
+#include <algorithm>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
@@ -91,7 +92,10 @@ void write_dataset(hid_t file, const std::string& name, hid_t type, const void* 
   if (extendable) {
     maxdims[0] = H5S_UNLIMITED;
     chunk[0] = 256;  // rows per chunk: appends touch one chunk at a time
-    for (std::size_t d = 1; d < chunk.size(); ++d) chunk[d] = dims[d] > 0 ? dims[d] : 1;
+    hsize_t row = 1;
+    for (std::size_t d = 1; d < chunk.size(); ++d) row *= chunk[d] = dims[d] > 0 ? dims[d] : 1;
+    // Rows of more than one dimension (an ensemble's (t, member, k)): chunks of about a MiB.
+    if (chunk.size() > 2) chunk[0] = std::max<hsize_t>(1, std::min<hsize_t>(256, (hsize_t(1) << 17) / row));
     CASCADE_CHECK_HDF5(H5Pset_chunk(plist, int(chunk.size()), chunk.data()));
   }
   Handle space(CASCADE_CHECK_HDF5(H5Screate_simple(int(dims.size()), dims.data(), maxdims.data())), H5Sclose);
@@ -205,47 +209,69 @@ void H5Writer::write_series(const std::string& name, const std::vector<double>& 
   guarded(name, [&] { write_dataset(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), shape, true, units, description); });
 }
 namespace {
-//! Add rows to an extendable dataset (rank 1, or rank 2 with `cols` columns), or create it.
+//! Add rows to an extendable dataset whose row has the shape `tail` (rank 1 + tail.size()), or
+//! create it.
 void append_rows(hid_t file, const std::string& name, hid_t type, const void* data, std::uint64_t rows,
-                 std::uint64_t cols, const std::string& units, const std::string& description) {
-  const bool matrix = cols > 1;
+                 const std::vector<std::uint64_t>& tail, const std::string& units, const std::string& description) {
+  const int rank = 1 + int(tail.size());
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
-    const std::vector<std::uint64_t> shape = matrix ? std::vector<std::uint64_t>{rows, cols}
-                                                    : std::vector<std::uint64_t>{rows};
+    std::vector<std::uint64_t> shape{rows};
+    shape.insert(shape.end(), tail.begin(), tail.end());
     write_dataset(file, name, type, data, shape, true, units, description);
     return;
   }
   Handle set(CASCADE_CHECK_HDF5(H5Dopen2(file, name.c_str(), H5P_DEFAULT)), H5Dclose);
-  hsize_t dims[2] = {0, 0};
+  std::vector<hsize_t> dims(std::size_t(rank), 0);
   {
     Handle space(CASCADE_CHECK_HDF5(H5Dget_space(set)), H5Sclose);
-    const int rank = H5Sget_simple_extent_ndims(space);
-    if (rank != (matrix ? 2 : 1)) throw RunError("cannot append to " + name + ": it has rank " + std::to_string(rank));
-    H5Sget_simple_extent_dims(space, dims, nullptr);
-    if (matrix && dims[1] != cols)
-      throw RunError("cannot append to " + name + ": it has " + std::to_string(dims[1]) + " columns, not " +
-                     std::to_string(cols));
+    const int found = H5Sget_simple_extent_ndims(space);
+    if (found != rank) throw RunError("cannot append to " + name + ": it has rank " + std::to_string(found));
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    for (std::size_t d = 0; d < tail.size(); ++d)
+      if (dims[d + 1] != tail[d])
+        throw RunError("cannot append to " + name + ": its dimension " + std::to_string(d + 1) + " has " +
+                       std::to_string(dims[d + 1]) + " entries, not " + std::to_string(tail[d]));
   }
   if (rows == 0) return;
-  const hsize_t start[2] = {dims[0], 0}, count[2] = {rows, matrix ? cols : 1};
-  const hsize_t grown[2] = {dims[0] + rows, dims[1]};
-  CASCADE_CHECK_HDF5(H5Dset_extent(set, grown));
+  std::vector<hsize_t> start(std::size_t(rank), 0), count(dims), grown(dims);
+  start[0] = dims[0];
+  count[0] = rows;
+  grown[0] = dims[0] + rows;
+  CASCADE_CHECK_HDF5(H5Dset_extent(set, grown.data()));
   Handle file_space(CASCADE_CHECK_HDF5(H5Dget_space(set)), H5Sclose);
-  CASCADE_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr));
-  Handle memory_space(CASCADE_CHECK_HDF5(H5Screate_simple(matrix ? 2 : 1, count, nullptr)), H5Sclose);
+  CASCADE_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr));
+  Handle memory_space(CASCADE_CHECK_HDF5(H5Screate_simple(rank, count.data(), nullptr)), H5Sclose);
   CASCADE_CHECK_HDF5(H5Dwrite(set, type, memory_space, file_space, H5P_DEFAULT, data));
+}
+
+std::uint64_t product(const std::vector<std::uint64_t>& tail) {
+  std::uint64_t n = 1;
+  for (auto d : tail) n *= d;
+  return n;
 }
 }  // namespace
 
 void H5Writer::append_series(const std::string& name, const std::vector<double>& data, std::uint64_t cols,
                              const std::string& units, const std::string& description) {
-  const std::uint64_t rows = cols ? data.size() / cols : 0;
-  guarded(name, [&] { append_rows(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), rows, cols, units, description); });
+  append_series(name, data, cols > 1 ? std::vector<std::uint64_t>{cols} : std::vector<std::uint64_t>{}, units,
+                description);
+}
+void H5Writer::append_series(const std::string& name, const std::vector<double>& data,
+                             const std::vector<std::uint64_t>& tail, const std::string& units,
+                             const std::string& description) {
+  const std::uint64_t n = product(tail), rows = n ? data.size() / n : 0;
+  guarded(name, [&] { append_rows(impl_->file, name, H5T_NATIVE_DOUBLE, data.data(), rows, tail, units, description); });
 }
 void H5Writer::append_series(const std::string& name, const std::vector<long long>& data, const std::string& units,
                              const std::string& description) {
+  append_series(name, data, 1, units, description);
+}
+void H5Writer::append_series(const std::string& name, const std::vector<long long>& data, std::uint64_t cols,
+                             const std::string& units, const std::string& description) {
+  const std::vector<std::uint64_t> tail = cols > 1 ? std::vector<std::uint64_t>{cols} : std::vector<std::uint64_t>{};
   guarded(name, [&] {
-    append_rows(impl_->file, name, H5T_NATIVE_LLONG, data.data(), data.size(), 1, units, description);
+    append_rows(impl_->file, name, H5T_NATIVE_LLONG, data.data(), cols ? data.size() / cols : 0, tail, units,
+                description);
   });
 }
 
@@ -261,6 +287,14 @@ void H5Writer::coordinate(const std::string& name, const std::vector<double>& va
   write(name, values.data(), {std::uint64_t(values.size())}, units, description);
   coordinate(name);
   if (!axis.empty()) attribute("axis", axis, name);
+}
+void H5Writer::integer_coordinate(const std::string& name, const std::vector<long long>& values,
+                                  const std::string& units, const std::string& description) {
+  guarded(name, [&] {
+    write_dataset(impl_->file, name, H5T_NATIVE_LLONG, values.data(), {std::uint64_t(values.size())}, false, units,
+                  description);
+  });
+  coordinate(name);
 }
 void H5Writer::coordinate(const std::string& name) {
   guarded(name, [&] { io_detail::make_dimension_scale(impl_->file, name); });

@@ -45,6 +45,21 @@ std::string xdmf_entry(const SnapshotEntry& e) {
   x += "    </Geometry>\n";
   // Files written before the t dimension hold (ny, nx) fields.
   const std::string dims = e.rank == 2 ? fmt::format("{} {}", e.ny, e.nx) : fmt::format("1 {} {}", e.ny, e.nx);
+  // An ensemble's (1, member, ny, nx): member b's field is the array NAME_memberB of the one
+  // grid, a hyperslab of the dataset in the HDF item's form that ParaView's Xdmf3 library reads
+  // (PATH|start:stride:count:dataspace; the XDMF HyperSlab item it does not read).
+  if (e.rank == 4) {
+    for (const auto& name : e.fields)
+      for (int b = 0; b < e.members; ++b) {
+        x += fmt::format("    <Attribute Name=\"{}_member{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name, b);
+        x += fmt::format("     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">"
+                         "{}:/{}|0 {} 0 0:1 1 1 1:1 1 {} {}:1 {} {} {}</DataItem>\n",
+                         e.precision_bytes, dims, file, name, b, e.ny, e.nx, e.members, e.ny, e.nx);
+        x += "    </Attribute>\n";
+      }
+    x += kXdmfEntryEnd;
+    return x;
+  }
   for (const auto& name : e.fields) {
     x += fmt::format("    <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
     x += fmt::format(
@@ -116,14 +131,16 @@ std::string SnapshotSeries::listed_entries(long limit) const {
     const long index = numbered(name, "snap_");
     if (index < 0 || index >= limit) continue;
     H5Reader r(dir_ + "/snapshots/" + name);
-    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid_.nx, grid_.ny, grid_.dx(), grid_.dy(), 3};
+    SnapshotEntry e{index, r.attr_double("time"), {}, 8, grid_.nx, grid_.ny, grid_.dx(), grid_.dy(), 3, 1};
     for (const char* f : {"vorticity", "streamfunction", "u", "v"})
       if (r.has(std::string("/") + f)) {
         e.fields.push_back(f);
         e.precision_bytes = r.float_size(std::string("/") + f);
-        const auto shape = r.shape(std::string("/") + f);  // (1, ny, nx), or (ny, nx) in older files
-        if (shape.size() == 2 || shape.size() == 3) {
+        // (1, ny, nx), (ny, nx) in older files, (1, members, ny, nx) an ensemble's
+        const auto shape = r.shape(std::string("/") + f);
+        if (shape.size() >= 2 && shape.size() <= 4) {
           e.rank = int(shape.size());
+          if (e.rank == 4) e.members = int(shape[1]);
           e.ny = int(shape[shape.size() - 2]);
           e.nx = int(shape[shape.size() - 1]);
         }
@@ -137,8 +154,8 @@ std::string SnapshotSeries::listed_entries(long limit) const {
   return out;
 }
 
-SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index)
-    : dir_(dir), grid_(grid), next_(next_index) {
+SnapshotSeries::SnapshotSeries(const std::string& dir, const Grid& grid, long next_index, int members)
+    : dir_(dir), grid_(grid), next_(next_index), members_(members) {
   // A restart keeps the entries of the snapshots written before the checkpoint: from the
   // index when it is whole (no file is opened), else from the files themselves.
   if (next_index > 0 && !kept_xdmf_entries(dir + "/snapshots.xmf", next_index, kept_))
@@ -150,7 +167,9 @@ void SnapshotSeries::start() { make_directories(dir_ + "/snapshots"); }
 template <class Real>
 std::function<void()> SnapshotSeries::task(const Config& config, const std::string& backend, double t, long step,
                                            double dt, std::vector<std::pair<std::string, std::vector<Real>>> fields) {
-  SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy(), 3};
+  const int members = members_;
+  SnapshotEntry e{next_, t, {}, int(sizeof(Real)), grid_.nx, grid_.ny, grid_.dx(), grid_.dy(),
+                  members > 1 ? 4 : 3, members};
   for (const auto& f : fields) e.fields.push_back(f.first);
   ++next_;
   const std::string path = dir_ + "/snapshots/" + snapshot_name(e.index);
@@ -171,23 +190,31 @@ std::function<void()> SnapshotSeries::task(const Config& config, const std::stri
     f.attribute("lx", g.lx);
     f.attribute("ly", g.ly);
     // netCDF dimensions (t, y, x), t of length 1: a run's snapshots concatenate along t.
+    // An ensemble's: (t, member, y, x).
     f.coordinate("/t", {t}, "time", "simulation time", "T");
+    if (members > 1) write_member_coordinate(f, "/member", members);
     write_grid_coordinates(f, g.nx, g.ny, g.lx, g.ly);
+    std::vector<std::uint64_t> shape{1, std::uint64_t(g.ny), std::uint64_t(g.nx)};
+    std::vector<std::string> dims{"/t", "/y", "/x"};
+    if (members > 1) {
+      shape.insert(shape.begin() + 1, std::uint64_t(members));
+      dims.insert(dims.begin() + 1, "/member");
+    }
     for (const auto& [name, values] : fields) {
       const bool w = name == "vorticity", s = name == "streamfunction";
-      f.write("/" + name, values.data(), {1, std::uint64_t(g.ny), std::uint64_t(g.nx)},
+      f.write("/" + name, values.data(), shape,
               w ? "1/time" : s ? "length^2/time" : "length/time",
               w ? "vorticity omega = dv/dx - du/dy"
                 : s ? "streamfunction psi, omega = -lap(psi), zero mean"
                     : (name == "u" ? "velocity u = dpsi/dy" : "velocity v = -dpsi/dx"));
-      f.dimensions("/" + name, {"/t", "/y", "/x"});
+      f.dimensions("/" + name, dims);
     }
     f.close();
     if (!whole.empty()) {
       write_text_atomically(xmf_path, whole);
     } else if (!append_xdmf_entry(xmf_path, entry)) {
       // Not as this run left it (edited, or cut short): rebuild it from the files.
-      SnapshotSeries again(dir, g, 0);
+      SnapshotSeries again(dir, g, 0, members);
       write_text_atomically(xmf_path, kXdmfHead + again.listed_entries(count) + kXdmfTail);
     }
   };

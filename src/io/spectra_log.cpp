@@ -17,8 +17,9 @@ using namespace output_files;
 
 // ---------------------------------------------------------------- spectra
 
-SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k)
-    : path_(dir + "/spectra.h5"), k_(k) {
+SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, const std::vector<double>& k,
+                       int members)
+    : path_(dir + "/spectra.h5"), k_(k), members_(members) {
   if (!restart || !exists(path_)) return;
   H5Reader r(path_);
   const auto t = r.read_double("/t");
@@ -33,8 +34,12 @@ SpectraLog::SpectraLog(const std::string& dir, bool restart, double t_keep, cons
     set_aside_ = fmt::format("{}/spectra_until_t{}.h5", dir, t_keep);
     return;
   }
-  const std::size_t n = k_.size();
+  // A row: every member's spectrum (an ensemble's (t, member, k)).
+  const std::size_t n = k_.size() * std::size_t(members);
   const std::size_t rows = t.size();
+  const auto shape = r.shape("/E");
+  if (members > 1 && (shape.size() != 3 || shape[1] != std::uint64_t(members)))
+    throw InputError(fmt::format("{}: /E is not (t, member, k) with {} members: not this ensemble's", path_, members));
   if (step.size() != rows || e.size() != rows * n || z.size() != rows * n || pe.size() != rows * n ||
       pz.size() != rows * n)
     throw InputError(fmt::format("{}: its datasets disagree in length ({} times, {} steps, {} x {} spectra): "
@@ -70,26 +75,34 @@ std::function<void()> SpectraLog::h5_task(const Config& config, const std::strin
   const H5Writer::Mode mode = fresh_ ? H5Writer::Mode::Create : H5Writer::Mode::Append;
   const bool with_k = fresh_;
   fresh_ = false;
+  const int members = members_;
   auto task = [=, path = path_, k = k_, t = std::move(t_), step = std::move(step_), e = std::move(energy_),
                z = std::move(enstrophy_), pe = std::move(flux_), pz = std::move(flux_z_)] {
     H5Writer f(path, mode);
     write_provenance(f, config, backend);
     f.attribute("dk", dk);
+    if (with_k && members > 1) write_member_coordinate(f, "/member", members);
     if (with_k) f.coordinate("/k", k, "1/length", "shell centres: shell s holds s dk - dk/2 <= |k| < s dk + dk/2");
+    // A row of a spectrum: (k), or an ensemble's (member, k).
+    const std::vector<std::uint64_t> row = members > 1 ? std::vector<std::uint64_t>{std::uint64_t(members), k.size()}
+                                                       : std::vector<std::uint64_t>{k.size()};
+    const std::string shape = members > 1 ? "(time, member, k)" : "(time, k)";
     f.append_series("/t", t, 1, "time", "simulation time of each spectrum");
     f.append_series("/step", step, "1", "time step number of each spectrum");
-    f.append_series("/E", e, k.size(), "length^3/time^2",
-                    "shell energy spectrum E(k) (time, k): sum over a shell / dk, so that sum E dk = E");
-    f.append_series("/Z", z, k.size(), "length/time^2",
-                    "shell enstrophy spectrum Z(k) (time, k): sum over a shell / dk, so that sum Z dk = Z");
-    f.append_series("/Pi", pe, k.size(), "length^2/time^3",
-                    "energy flux through k by the nonlinear term (time, k): minus its transfer summed over shells <= k");
-    f.append_series("/Pi_Z", pz, k.size(), "1/time^3",
-                    "enstrophy flux through k by the nonlinear term (time, k)");
+    f.append_series("/E", e, row, "length^3/time^2",
+                    "shell energy spectrum E(k) " + shape + ": sum over a shell / dk, so that sum E dk = E");
+    f.append_series("/Z", z, row, "length/time^2",
+                    "shell enstrophy spectrum Z(k) " + shape + ": sum over a shell / dk, so that sum Z dk = Z");
+    f.append_series("/Pi", pe, row, "length^2/time^3",
+                    "energy flux through k by the nonlinear term " + shape +
+                        ": minus its transfer summed over shells <= k");
+    f.append_series("/Pi_Z", pz, row, "1/time^3", "enstrophy flux through k by the nonlinear term " + shape);
     // netCDF dimensions: t (unlimited, the rows) and k (the shells).
     f.coordinate("/t");
     f.dimensions("/step", {"/t"});
-    for (const char* name : {"/E", "/Z", "/Pi", "/Pi_Z"}) f.dimensions(name, {"/t", "/k"});
+    for (const char* name : {"/E", "/Z", "/Pi", "/Pi_Z"})
+      f.dimensions(name, members > 1 ? std::vector<std::string>{"/t", "/member", "/k"}
+                                     : std::vector<std::string>{"/t", "/k"});
     f.close();
   };
   // The moved-from rows are empty: the log holds only what the next task will add.
