@@ -19,12 +19,19 @@ namespace cascade {
 //! The columns 0 and nx/2 of the half spectrum hold -k in their own column (the mirror is
 //! another mode of the half spectrum); the others hold the mirror in the columns past nx/2,
 //! which no half-spectrum mode owns. So every element of the full layout is written once.
+//! In an ensemble each member's pair has its own full layout, member after member: `base` is
+//! member m's first element, m ny nx.
 template <class Real>
 struct PackedLayout {
   int nx, ny;
-  CASCADE_HD std::size_t own(int i, int j) const { return std::size_t(j) * std::size_t(nx) + std::size_t(i); }
+  std::size_t base = 0;
+  CASCADE_HD std::size_t own(int i, int j) const { return base + std::size_t(j) * std::size_t(nx) + std::size_t(i); }
   CASCADE_HD std::size_t mirror(int i, int j) const {
-    return std::size_t(j == 0 ? 0 : ny - j) * std::size_t(nx) + std::size_t(i == 0 ? 0 : nx - i);
+    return base + std::size_t(j == 0 ? 0 : ny - j) * std::size_t(nx) + std::size_t(i == 0 ? 0 : nx - i);
+  }
+  //! Member m's layout.
+  CASCADE_HD static PackedLayout of(int nx, int ny, int m) {
+    return {nx, ny, std::size_t(m) * std::size_t(ny) * std::size_t(nx)};
   }
   //! Whether the mirror of column i lies past nx/2 (its own to write), not in the half spectrum.
   CASCADE_HD bool mirrored(int i) const { return i != 0 && 2 * i != nx; }
@@ -51,9 +58,9 @@ struct PackedVelocity {
   const Complex<Real>* omega_hat;
   Complex<Real>* P;
   CASCADE_HD void operator()(std::size_t idx) const {
-    int i, j;
-    s.mode(idx, i, j);
-    const PackedLayout<Real> L{s.nx, s.ny};
+    int i, j, m;
+    s.mode(idx, i, j, m);
+    const PackedLayout<Real> L = PackedLayout<Real>::of(s.nx, s.ny, m);
     Complex<Real> u, v;
     velocity_of(s.kx(i), s.ky(j), scale, omega_hat[idx], u, v);
     P[L.own(i, j)] = L.pack(u, v);
@@ -106,9 +113,9 @@ struct UnpackPair {
   Complex<Real>* a;
   Complex<Real>* b;
   CASCADE_HD void operator()(std::size_t idx) const {
-    int i, j;
-    s.mode(idx, i, j);
-    const PackedLayout<Real> L{s.nx, s.ny};
+    int i, j, f;
+    s.mode(idx, i, j, f);
+    const PackedLayout<Real> L = PackedLayout<Real>::of(s.nx, s.ny, f);
     const Complex<Real> p = P[L.own(i, j)], m = P[L.mirror(i, j)];
     a[idx] = L.first(p, m);
     b[idx] = L.second(p, m);
@@ -128,12 +135,19 @@ struct PackedStage {
   SpectralSumsOfMode<Real> sums;
   bool with_sums;
 
+  //! EachMember's hooks (ns_stage.cuh).
+  CASCADE_HD int member_of(std::size_t idx) const { return stage.member_of(idx); }
+  CASCADE_HD void set_linear(const LinearCoefficients& c) {
+    stage.set_linear(c);
+    sums.set_linear(c);
+  }
+
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     const SpectralShape<Real>& s = stage.s;
-    const PackedLayout<Real> L{s.nx, s.ny};
     Complex<Real>* const P = stage.A;
-    int i, j;
-    s.mode(idx, i, j);
+    int i, j, f;
+    s.mode(idx, i, j, f);
+    const PackedLayout<Real> L = PackedLayout<Real>::of(s.nx, s.ny, f);
     const std::size_t own = L.own(i, j), mirror = L.mirror(i, j);
     if (!stage.mask.keep(s, i, j)) {  // zero inputs, as FusedStage writes them (nothing read)
       if (stage.skip_removed) return SpectralSums{};  // the inverse loads the kept modes alone
@@ -150,7 +164,7 @@ struct PackedStage {
     const Complex<Real> y = mode(idx, i, j, p, m);
     if (paired_column) {  // the mirror mode (i, ny - j): its own P(k) is our P(-k)
       const int j2 = s.ny - j;
-      const std::size_t idx2 = std::size_t(j2) * std::size_t(s.nxh) + std::size_t(i);
+      const std::size_t idx2 = (std::size_t(f) * std::size_t(s.ny) + std::size_t(j2)) * std::size_t(s.nxh) + std::size_t(i);
       if (with_sums) r = r + sums(idx2);
       const Complex<Real> y2 = mode(idx2, i, j2, m, p);
       P[mirror] = inputs(i, j2, y2, false);

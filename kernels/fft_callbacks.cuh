@@ -44,15 +44,16 @@ struct TransformCallbackParams {
     shape.mode(std::size_t(offset), i, j);
     return !shape.nyquist_x(i) && (!mask.two_thirds || two_thirds_keeps(i, shape.nx));
   }
-  //! Whether the element at `offset` of a complex pair's full spectrum (ny x nx, one field;
-  //! ns_ops.cuh PackedLayout) is a mode the dealiasing keeps: column c holds kx = c, or
-  //! c - nx past nx/2, and the mask is even in kx.
+  //! Whether the element at `offset` of a complex pair's full spectrum (ny x nx a field, an
+  //! ensemble's member after member; ns_ops.cuh PackedLayout) is a mode the dealiasing keeps:
+  //! column c holds kx = c, or c - nx past nx/2, and the mask is even in kx.
   CASCADE_HD bool keeps_full(unsigned long long offset) const {
     const std::size_t nx = std::size_t(shape.nx);
     std::size_t row = static_cast<std::size_t>(double(offset) * inv_nx);
     if (row * nx > offset) --row;
     else if ((row + 1) * nx <= offset) ++row;
     const int c = static_cast<int>(offset - row * nx);
+    if (row >= std::size_t(shape.ny)) row -= shape.member_rows(row) * std::size_t(shape.ny);  // an ensemble's batch
     return mask.keep(shape, 2 * c <= shape.nx ? c : shape.nx - c, static_cast<int>(row));
   }
 };

@@ -52,6 +52,20 @@ struct SpectralShape {
     if (row >= std::size_t(ny)) row -= member_rows(row) * std::size_t(ny);
     j = static_cast<int>(row);
   }
+  //! mode(), and the field (ensemble member) m of idx too.
+  CASCADE_HD void mode(std::size_t idx, int& i, int& j, int& m) const {
+    std::size_t row = static_cast<std::size_t>(double(idx) * inv_nxh);
+    if (row * std::size_t(nxh) > idx) --row;
+    else if ((row + 1) * std::size_t(nxh) <= idx) ++row;
+    i = static_cast<int>(idx - row * std::size_t(nxh));
+    m = 0;
+    if (row >= std::size_t(ny)) {
+      const std::size_t f = member_rows(row);
+      m = static_cast<int>(f);
+      row -= f * std::size_t(ny);
+    }
+    j = static_cast<int>(row);
+  }
   //! The field (ensemble member) of flat index idx, where a buffer holds several one after the
   //! other (whole grids alone: cascade::Slab::members).
   CASCADE_HD int member(std::size_t idx) const {

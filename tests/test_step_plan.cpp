@@ -208,8 +208,9 @@ TEST(StepPlan, ImpossibleRequestsAreRefused) {
   EXPECT_THROW(plan_step(problem(256, 256, D, gpu()), r), InputError);
 }
 
-//! An ensemble's batch runs the plain transforms, with the callbacks and pairs the table gives a
-//! grid of all its members' points; the strategies with one field's layout are refused.
+//! An ensemble's batch runs the plain transforms or complex pairs, with the callbacks and pairs
+//! the table gives a grid of all its members' points; the strategies whose passes have one
+//! field's layout built in are refused.
 TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
   const auto batch = [](int n, int members, Precision p, StepDevice d) {
     StepProblem b = problem(n, n, p, d);
@@ -217,20 +218,25 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
     return b;
   };
   const StepRequest automatic;
-  EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::Plain, L::Off, true));       // 1024^2 points
-  EXPECT_EQ(plan_step(batch(256, 256, D, gpu()), automatic), plan(S::Plain, L::Store, true));    // 4096^2
-  EXPECT_EQ(plan_step(batch(256, 1024, D, gpu()), automatic), plan(S::Plain, L::All, false));    // 8192^2
-  EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::Plain, L::All, false));     // not complex pairs
-  EXPECT_EQ(plan_step(batch(1024, 4, F, gpu()), automatic), plan(S::Plain, L::Off, true));       // not the row kernel
-  EXPECT_EQ(plan_step(batch(512, 8, D, cpu()), automatic), plan(S::Plain, L::Off, false));       // not by rows
-  for (const char* t : {"pruned", "rows", "complex-pairs"}) {
+  // On a GPU in Basdevant's form, complex pairs with the plain row's callbacks.
+  EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));    // 1024^2 points
+  EXPECT_EQ(plan_step(batch(256, 256, D, gpu()), automatic), plan(S::ComplexPairs, L::Store, false)); // 4096^2
+  EXPECT_EQ(plan_step(batch(256, 1024, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));  // 8192^2
+  EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));   // 16384^2
+  EXPECT_EQ(plan_step(batch(1024, 4, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));    // not the row kernel
+  EXPECT_EQ(plan_step(batch(512, 8, D, cpu()), automatic), plan(S::Plain, L::Off, false));            // not by rows
+  StepProblem advective = batch(256, 256, D, gpu());
+  advective.basdevant = false;  // complex pairs carry Basdevant's products alone
+  EXPECT_EQ(plan_step(advective, automatic), plan(S::Plain, L::Store, true));
+  EXPECT_EQ(plan_step(batch(256, 4, D, gpu()), step_request_from("complex-pairs", "all")).strategy, S::ComplexPairs);
+  for (const char* t : {"pruned", "rows"}) {
     try {
       plan_step(batch(256, 4, D, gpu()), step_request_from(t, "auto"));
       ADD_FAILURE() << t << ": not refused";
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()), std::string("run.step_transforms: ") + t +
                                            " cannot batch the members of an ensemble (ensemble.members > 1 runs the "
-                                           "plain transforms)");
+                                           "plain transforms or complex pairs)");
     }
   }
 }

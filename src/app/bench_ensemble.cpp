@@ -54,8 +54,7 @@ EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions&
                                    double(need + b->fft_work_bytes()) / 1073741824.0,
                                    double(total - used) / 1073741824.0));
   }
-  StepRequest request;
-  if (!callbacks) request.callbacks = StepRequest::Callbacks::Off;
+  StepRequest request = step_request_from(o.transforms, callbacks ? "auto" : "off");
   Solver<Real> s(*b, c, request);
   s.initialise();
   for (int k = 0; k < 10; ++k) s.step(1e30);  // warm-up: plans, clocks, caches

@@ -299,18 +299,24 @@ class BackendImpl final : public Backend<Real> {
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
     const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
-    if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ: the plain step
-      if (!budget) return exec_.for_each(s.size(), EachMember<FusedStage<Real>>{stage, member_lin_.data()});
-      return exec_.sum_into_budget(s.size(), EachMember<FusedStageWithSums<Real>>{{stage, sums}, member_lin_.data()},
-                                   *budget);
-    }
     if constexpr (Exec::kCanFuse) {
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
+        if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ
+          const EachMember<PackedStage<Real>> each{packed_stage, member_lin_.data()};
+          if (budget) exec_.sum_into_budget(s.size(), each, *budget);
+          else exec_.for_each(s.size(), each);
+          return;
+        }
         if (budget) exec_.sum_into_budget(s.size(), packed_stage, *budget);
         else exec_.for_each(s.size(), packed_stage);
         return;
       }
+    }
+    if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ
+      if (!budget) return exec_.for_each(s.size(), EachMember<FusedStage<Real>>{stage, member_lin_.data()});
+      return exec_.sum_into_budget(s.size(), EachMember<FusedStageWithSums<Real>>{{stage, sums}, member_lin_.data()},
+                                   *budget);
     }
     if (!budget) {
       exec_.for_each(s.size(), stage);

@@ -87,8 +87,8 @@ int real_bytes(Precision p) { return p == Precision::Single ? 4 : 8; }
 std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
   const StepDevice& d = p.device;
   const bool cuda = d.kind == StepDevice::Kind::Cuda;
-  if (p.members > 1 && s != Strategy::Plain)
-    return "cannot batch the members of an ensemble (ensemble.members > 1 runs the plain transforms)";
+  if (p.members > 1 && s != Strategy::Plain && s != Strategy::ComplexPairs)
+    return "cannot batch the members of an ensemble (ensemble.members > 1 runs the plain transforms or complex pairs)";
   switch (s) {
     case Strategy::Plain: return "";
     case Strategy::Slabs: return d.kind == StepDevice::Kind::Slabs ? "" : "runs over several MPI ranks alone";
@@ -161,6 +161,14 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     const TuningRow* r = first_row(p, nullptr);
     if (!r) throw RunError("plan_step: no row of the tuning table applies");  // the table ends in catch-alls
     plan = {r->strategy, r->callbacks, r->batched, std::string("auto, ") + r->range};
+    // An ensemble on a GPU in Basdevant's form: complex pairs, with the callbacks of the plain
+    // row, ran faster than the plain transforms at every batch measured (128^2 to 512^2, 16 to
+    // 1024 members, both precisions: docs/performance.md, Ensembles).
+    if (p.members > 1 && r->strategy == Strategy::Plain && cannot_run(Strategy::ComplexPairs, p, false).empty()) {
+      plan.strategy = Strategy::ComplexPairs;
+      plan.batched = false;
+      plan.why += "; complex pairs for an ensemble";
+    }
   } else {
     const Strategy s = strategy_of(req.transforms, kind);
     const std::string why = cannot_run(s, p, true);

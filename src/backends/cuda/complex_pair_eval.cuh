@@ -17,11 +17,12 @@ class ComplexPairEval {
   using Cplx = Complex<Real>;
 
  public:
-  void make(PlanMaker<Real>& m, int ny, int nx, int level) {
+  //! `members`: an ensemble's pairs, one after the other, in one batch.
+  void make(PlanMaker<Real>& m, int ny, int nx, int level, int members = 1) {
     m.complex_2d(inverse_, ny, nx, level >= 2 ? T::load_kept_full : nullptr, true, T::store_products,
-                 "complex pair inverse plan");
+                 "complex pair inverse plan", members);
     m.complex_2d(forward_, ny, nx, level >= 1 ? T::store_kept_full : nullptr, false, nullptr,
-                 "complex pair forward plan");
+                 "complex pair forward plan", members);
   }
   void destroy() { destroy_plans(handles()); }
   cufftHandle* const (&handles())[2] { return handles_; }

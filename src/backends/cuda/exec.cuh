@@ -287,7 +287,9 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&d.free_bytes, &total));
     d.work_bytes = work_bytes_;
     std::size_t need = 0;
-    if (cufftEstimate2d(ny_, nx_, T::c2c, &need) == CUFFT_SUCCESS) d.complex_work_bytes = std::max<std::size_t>(need, 1);
+    int dims[2] = {ny_, nx_};
+    if (cufftEstimateMany(2, dims, nullptr, 1, ny_ * nx_, nullptr, 1, ny_ * nx_, T::c2c, members_, &need) == CUFFT_SUCCESS)
+      d.complex_work_bytes = std::max<std::size_t>(need, 1);
     return d;
   }
   //! Carry out a step plan, once (Backend::prepare_step): its evaluator's plans, all sharing the
@@ -357,7 +359,7 @@ class CudaExec {
     }
     cb_info_[0] = d_cb_;  // cuFFT may keep the pointer to it: a member, alive with the plans
     PlanMaker<Real> m{cb_info_};
-    if (strategy_ == StepStrategy::ComplexPairs) complex_pairs_.make(m, ny_, nx_, fused_level_);
+    if (strategy_ == StepStrategy::ComplexPairs) complex_pairs_.make(m, ny_, nx_, fused_level_, members_);
     else if (pruned()) pruned_.make(m, ny_, nx_, fused_level_, pairs_);
     else plain_.make(m, ny_, nx_, fused_level_, pairs_, members_);
     if (m.ok() && m.need > work_bytes_) grow_work_area(m);

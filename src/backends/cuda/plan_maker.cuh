@@ -70,16 +70,23 @@ struct PlanMaker {
           what);
     need = std::max(need, work);
   }
-  //! A complex 2D plan of the whole grid with up to two callbacks.
+  //! A complex 2D plan of the whole grid (of `batch` fields, one after the other) with up to
+  //! two callbacks.
   void complex_2d(cufftHandle& p, int ny, int nx, const char* first, bool first_load, const char* second,
-                  const char* what) {
+                  const char* what, int batch = 1) {
     if (!begin(p, first, first_load, what)) return;
     if (second)
       check(cufftXtSetJITCallback(p, second, cascade_fft_callbacks, sizeof(cascade_fft_callbacks), T::store_complex,
                                   cb_info),
             what);
     std::size_t work = 0;
-    check(cufftMakePlan2d(p, ny, nx, T::c2c, &work), what);
+    if (batch == 1) {
+      check(cufftMakePlan2d(p, ny, nx, T::c2c, &work), what);
+    } else {
+      long long dims[2] = {ny, nx};
+      const long long dist = (long long)ny * (long long)nx;
+      check(cufftMakePlanMany64(p, 2, dims, nullptr, 1, dist, nullptr, 1, dist, T::c2c, batch, &work), what);
+    }
     need = std::max(need, work);
   }
 };
