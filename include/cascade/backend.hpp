@@ -214,8 +214,9 @@ std::string cuda_unavailable_reason();
 bool slabs_built(BackendKind kind);
 
 //! Resolve `auto` to cuda or cpu; `why` receives the reason for the choice. Over several MPI
-//! ranks, auto picks cuda only where the build has NCCL.
-BackendKind resolve_backend(const std::string& requested, std::string& why);
+//! ranks, auto picks cuda only where the build has NCCL, unless the run is an ensemble of
+//! `members` > 1 (split by members: no slabs, no NCCL).
+BackendKind resolve_backend(const std::string& requested, std::string& why, int members = 1);
 
 //! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
 //! `planning` how the CPU backend plans its transforms (estimate here: instant and the same plan

@@ -389,7 +389,7 @@ void prepare_run(const RunOptions& o, RunInputs& in) {
       c.run_id = new_run_id();  // continued into a new directory: a new run from that state
     }
   }
-  in.kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, in.why);
+  in.kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, in.why, c.ensemble.members);
 }
 
 int run_command(const RunOptions& o) {

@@ -30,7 +30,8 @@ bool slabs_built(BackendKind kind) {
   return false;
 }
 
-BackendKind resolve_backend(const std::string& requested, std::string& why) {
+BackendKind resolve_backend(const std::string& requested, std::string& why, int members) {
+  const bool slabs = parallel::size() > 1 && members <= 1;  // an ensemble is split by members
   if (requested == "cpu") {
     why = "requested";
     return BackendKind::Cpu;
@@ -39,7 +40,7 @@ BackendKind resolve_backend(const std::string& requested, std::string& why) {
   if (requested == "cuda") {
     if (!reason.empty())
       throw InputError("run.backend: cuda was requested but cannot be used: " + reason);
-    if (parallel::size() > 1 && !slabs_built(BackendKind::Cuda))
+    if (slabs && !slabs_built(BackendKind::Cuda))
       throw InputError("run.backend: cuda over " + std::to_string(parallel::size()) +
                        " MPI ranks needs NCCL, which this cascade was built without; run.backend: cpu runs over MPI");
     why = "requested";
@@ -47,7 +48,7 @@ BackendKind resolve_backend(const std::string& requested, std::string& why) {
   }
   if (requested != "auto")
     throw InputError("run.backend: expected auto, cuda or cpu, found '" + requested + "'");
-  if (parallel::size() > 1 && reason.empty() && !slabs_built(BackendKind::Cuda)) {
+  if (slabs && reason.empty() && !slabs_built(BackendKind::Cuda)) {
     why = "auto: a CUDA device is present, but this build has no NCCL for " + std::to_string(parallel::size()) +
           " ranks";
     return BackendKind::Cpu;
