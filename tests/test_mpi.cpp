@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "cascade/backend.hpp"
+#include "cascade/config.hpp"
 #include "cascade/error.hpp"
 #include "cascade/parallel.hpp"
+#include "cascade/solver.hpp"
 
 using namespace cascade;
 
@@ -322,6 +324,81 @@ TEST_P(MpiSlabs, ExchangeChunksMatchOneGpu) {
     }
   // 36 rows and 41 columns: the smallest slab over 2 ranks has 18 rows, over 4 ranks 8 columns.
   EXPECT_THROW(make_backend<double>(BackendKind::Cuda, kGrid, 0, 1, FftPlanning::Estimate, 19), InputError);
+}
+
+// ---------------------------------------------------------------- ensembles split by members
+
+//! Five members of a forced 32^2 deck, split over the ranks (2 + 1 + 1 + 1 on 4 ranks), against
+//! the same ensemble in one backend of this rank's own: each step's agreed CFL maximum, the
+//! gathered state (bit for bit: each member is computed alike), every member's diagnostics and
+//! spectra on every rank; then a NaN in member 4 (the last rank's) stops every rank at the same
+//! step, each naming member 4 of 5. On the CPU (the GPU's split is the same code over CudaExec).
+const char* kEnsembleDeck =
+    "grid: {nx: 32}\n"
+    "physics: {nu: 1.0e-3, mu: 0.05}\n"
+    "forcing: {type: ring, epsilon: 0.2, k_f: 6, dk: 1.5}\n"
+    "initial: {type: random, k0: 4, energy: 0.5}\n"
+    "ensemble:\n"
+    "  members: 5\n"
+    "  vary:\n"
+    "    physics.nu: [1.0e-3, 4.0e-3, 2.5e-4, 2.0e-3, 3.0e-3]\n"
+    "    initial.energy: [0.5, 1.5, 0.25, 1.0, 0.75]\n";
+
+TEST(MpiEnsemble, MembersSplitOverRanksMatchOneProcess) {
+  const Config c = parse_deck(kEnsembleDeck, "test-deck", {});
+  const Grid g = c.make_grid();
+  auto split = make_backend<double>(BackendKind::Cpu, g, 0, 1, FftPlanning::Estimate, 0, 5);
+  auto whole = make_cpu_backend<double>(g, 1, FftPlanning::Estimate, 5);
+  const Slab& part = split->slab();
+  const int ranks = parallel::size(), rank = parallel::rank();
+  EXPECT_EQ(part.members, 5 / ranks + (rank < 5 % ranks ? 1 : 0));
+  EXPECT_EQ(part.batch, 5);
+  EXPECT_EQ(part.members_split(), ranks > 1);
+  Solver<double> s(*split, c), w(*whole, c);
+  EXPECT_EQ(s.members(), 5);
+  EXPECT_EQ(s.local_members(), part.members);
+  EXPECT_EQ(s.first_member(), part.first_member);
+  s.initialise();
+  w.initialise();
+  for (int k = 0; k < 6; ++k) {
+    const StepReport a = s.step(1.0), b = w.step(1.0);
+    EXPECT_EQ(a.cfl_rate, b.cfl_rate) << "step " << k;  // the maximum over every rank's members
+    EXPECT_EQ(a.dt, b.dt) << "step " << k;
+  }
+  const auto hs = s.vorticity_hat(), hw = w.vorticity_hat();
+  if (parallel::root()) {
+    ASSERT_EQ(hs.size(), hw.size());
+    EXPECT_EQ(std::memcmp(hs.data(), hw.data(), hs.size() * sizeof(hs[0])), 0) << "the gathered state";
+  } else {
+    EXPECT_TRUE(hs.empty());
+  }
+  const auto ds = s.diagnose_interval_members(), dw = w.diagnose_interval_members();
+  ASSERT_EQ(ds.size(), 5u);
+  for (std::size_t m = 0; m < 5; ++m) {
+    EXPECT_EQ(ds[m].energy, dw[m].energy) << m;
+    EXPECT_EQ(ds[m].dissipation, dw[m].dissipation) << m;
+    EXPECT_EQ(ds[m].injection, dw[m].injection) << m;
+    EXPECT_EQ(ds[m].max_u, dw[m].max_u) << m;
+    EXPECT_EQ(ds[m].step, dw[m].step) << m;
+  }
+  const auto ps = s.spectra_members(), pw = w.spectra_members();
+  ASSERT_EQ(ps.size(), 5u);
+  for (std::size_t m = 0; m < 5; ++m) {
+    EXPECT_EQ(ps[m].energy, pw[m].energy) << m;
+    EXPECT_EQ(ps[m].flux, pw[m].flux) << m;
+  }
+  // Restart-like: the whole batch in on every rank, each keeps its own members.
+  std::vector<Complex<double>> state = w.vorticity_hat();
+  state[4 * g.spectral_size() + 5] = {NAN, 0.0};  // member 4, a kept mode (kx = 5, ky = 0)
+  s.set_vorticity_hat(state);
+  try {
+    s.step(1.0);
+    ADD_FAILURE() << "no blow-up on rank " << rank;
+  } catch (const BlowUp& e) {
+    EXPECT_NE(std::string(e.what()).find("in ensemble member 4 (of 5)"), std::string::npos) << e.what();
+  }
+  // More ranks than members (two or more: one member is a single run, split into slabs): refused.
+  if (ranks > 2) EXPECT_THROW(make_backend<double>(BackendKind::Cpu, g, 0, 1, FftPlanning::Estimate, 0, ranks - 1), InputError);
 }
 
 int main(int argc, char** argv) {

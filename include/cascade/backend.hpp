@@ -44,6 +44,15 @@ class Backend {
   //! or point by point also take one member's field (member_view), and the reductions
   //! (spectral_sums, max_speed, shell_spectra) are then that member's; to_host/from_host copy
   //! what the buffer holds.
+  //!
+  //! An ensemble split over MPI ranks (Slab::of_members, slab().members_split()): this rank
+  //! holds members [slab().first_member, + members()) of the run's slab().batch, whole grids,
+  //! and its operations, transforms and reductions are its own members' alone, with two
+  //! exceptions, both collective: cfl_maximum() is the maximum over every rank's members (NaN
+  //! anywhere is NaN everywhere), and to_host/from_host of a buffer of its members give and take
+  //! the whole batch: to_host gathers every rank's members on rank 0 in member order (the other
+  //! ranks get an empty vector), from_host takes every member's field on every rank and keeps
+  //! its own. A member view (or one member's field from the host) is copied as it is.
   int members() const { return slab_.members; }
   //! Member m's field in `whole` (a buffer of every member's): a view, which must not outlive it.
   template <class T>
@@ -205,14 +214,19 @@ std::string cuda_unavailable_reason();
 bool slabs_built(BackendKind kind);
 
 //! Resolve `auto` to cuda or cpu; `why` receives the reason for the choice. Over several MPI
-//! ranks, auto picks cuda only where the build has NCCL.
-BackendKind resolve_backend(const std::string& requested, std::string& why);
+//! ranks, auto picks cuda only where the build has NCCL, unless the run is an ensemble of
+//! `members` > 1 (split by members: no slabs, no NCCL).
+BackendKind resolve_backend(const std::string& requested, std::string& why, int members = 1);
 
 //! Build a backend for the grid. `device` selects the GPU, `threads` the CPU threads (0 = all),
 //! `planning` how the CPU backend plans its transforms (estimate here: instant and the same plan
 //! everywhere; run.fft_planning's default is auto), `exchange_chunks` the chunks of a GPU slab
 //! run's all-to-all (run.exchange_chunks; 0 = auto; ignored elsewhere), `members` the fields of
-//! an ensemble every buffer holds (ensemble.members; one process alone: InputError over MPI).
+//! an ensemble every buffer holds (ensemble.members). Over R > 1 MPI ranks an ensemble is split
+//! by members (Slab::of_members: each rank a whole-grid backend of its own block, on the GPU
+//! the ranks of a machine taking its GPUs in order, round robin where there are more ranks than
+//! GPUs, `device` ignored); fewer members than ranks is an InputError. A single run over MPI
+//! is split into slabs.
 template <class Real>
 std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, int device = 0,
                                             int threads = 0, FftPlanning planning = FftPlanning::Estimate,
@@ -224,8 +238,11 @@ std::unique_ptr<Backend<Real>> make_backend(BackendKind kind, const Grid& grid, 
 std::string fftw_wisdom_file(Precision precision);
 
 #if defined(CASCADE_HAVE_CUDA)
+//! `first_member`, `batch`: this backend holds members [first_member, first_member + members)
+//! of an ensemble of `batch` split over MPI ranks (Slab::of_members; batch 0: not split).
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device, int members = 1);
+std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device, int members = 1, int first_member = 0,
+                                                 int batch = 0);
 //! This MPI rank's slab of a decomposed GPU run, on the rank's GPU (the ranks of a machine take
 //! its GPUs in order; every rank calls it), its all-to-all in `exchange_chunks` chunks (0 =
 //! auto; more than the smallest slab's rows or kx columns is an InputError). InputError when
@@ -250,9 +267,11 @@ int cpu_cores_available();
 //! region asks for more threads than the machine can start; returns a note when it capped.
 std::string cap_openmp_threads();
 
+//! `first_member`, `batch` as make_cuda_backend's.
 template <class Real>
 std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads,
-                                                FftPlanning planning = FftPlanning::Estimate, int members = 1);
+                                                FftPlanning planning = FftPlanning::Estimate, int members = 1,
+                                                int first_member = 0, int batch = 0);
 //! This MPI rank's slab of a decomposed CPU run (every rank calls it: the plans are made
 //! together). RunError when built without MPI.
 template <class Real>

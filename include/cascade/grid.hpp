@@ -58,15 +58,31 @@ struct Grid {
 //!
 //! A backend may hold `members` fields of its part of the grid in every buffer (an ensemble,
 //! stepped as one batch): member m's field follows member m - 1's, each in the layout above.
+//! An ensemble split over MPI ranks (of_members) gives each rank whole grids of a contiguous
+//! block of the run's `batch` members: its member m is the run's member first_member + m.
 struct Slab {
   int j0 = 0;
   int rows = 0;
   int i0 = 0;
   int cols = 0;
   bool transposed = false;
-  int members = 1;  //!< fields a buffer holds, one after the other (whole grids alone)
+  int members = 1;       //!< fields a buffer holds, one after the other (whole grids alone)
+  int first_member = 0;  //!< the run's index of this backend's member 0
+  int batch = 1;         //!< the run's members, on every rank together (members alone: not split)
 
-  static Slab whole(const Grid& g, int members = 1) { return {0, g.ny, 0, g.nxh(), false, members}; }
+  static Slab whole(const Grid& g, int members = 1) { return {0, g.ny, 0, g.nxh(), false, members, 0, members}; }
+  //! Rank r's block of an ensemble of `batch` members split over `ranks` (batch >= ranks):
+  //! whole grids of members [first_member, first_member + members), contiguous and in rank
+  //! order, batch / ranks each and one more on the first batch % ranks ranks.
+  static Slab of_members(const Grid& g, int batch, int r, int ranks) {
+    const int base = batch / ranks, extra = batch % ranks;
+    Slab s = whole(g, base + (r < extra ? 1 : 0));
+    s.first_member = r * base + std::min(r, extra);
+    s.batch = batch;
+    return s;
+  }
+  //! Whether the run's members are split over ranks (this backend holds some of them).
+  bool members_split() const { return members < batch; }
   //! Rank r's slab of `ranks`: FFTW's block distribution (blocks of ceil(n / ranks) rows and
   //! columns, the last ranks' shorter). Empty for ranks beyond the grid (see fits).
   static Slab of_rank(const Grid& g, int r, int ranks) {

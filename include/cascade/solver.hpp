@@ -38,6 +38,16 @@ struct BlowUp : RunError {
 //! and the fields (vorticity(), field(), vorticity_hat(), set_vorticity_hat()) hold every
 //! member's, one after the other; the diagnostics and spectra are each member's (the *_members
 //! functions; diagnose(), diagnose_interval() and spectra() are member 0's).
+//!
+//! Split over MPI ranks (Backend::members, Slab::of_members), the solver of each rank steps its
+//! block of members [first_member(), + local_members()) of members(), its member m being the
+//! run's member first_member() + m (member_config). The one dt comes from the CFL maximum the
+//! backend agrees over the ranks; a blow-up is agreed too (every rank throws, naming the run's
+//! members). What the output reads is the whole batch's: vorticity(), field() and
+//! vorticity_hat() gather it on rank 0 (others: empty), set_vorticity_hat() takes every
+//! member's on every rank; the *_members diagnostics and spectra and budget() are every
+//! member's on every rank (gathered, then broadcast), set_budget() takes every member's. So all
+//! of those are collective: every rank calls them together.
 template <class Real>
 class Solver {
  public:
@@ -48,8 +58,12 @@ class Solver {
   //! (`cascade bench step`); the plan is made after the fields, as it weighs free memory.
   Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
 
-  //! The members stepped together (the backend's; 1: a single run).
-  int members() const { return members_; }
+  //! The members stepped together (the run's, on every rank together; 1: a single run).
+  int members() const { return batch_; }
+  //! This rank's members: [first_member(), first_member() + local_members()) (all of them in
+  //! one process).
+  int local_members() const { return members_; }
+  int first_member() const { return first_; }
 
   // ---- state
   //! From the deck's `initial` section (src/physics/initial.hpp) and the equation's forcing;
@@ -118,8 +132,9 @@ class Solver {
   Backend<Real>& backend() { return b_; }
   //! Device memory the solver holds (state, registers, workspace), in bytes.
   std::size_t memory_bytes() const;
-  //! The same, computed from the deck before anything is allocated.
-  static std::size_t required_bytes(const Config& config);
+  //! The same, computed from the deck before anything is allocated; `members` > 0: for that
+  //! many of the ensemble's members (a rank's share), else for all.
+  static std::size_t required_bytes(const Config& config, int members = 0);
 
  private:
   //! Member m's part of a buffer of every member's.
@@ -134,12 +149,21 @@ class Solver {
   //! go through one transform of every member at the end.
   void initialise_members(const InitialField* file);
   void finish_members();
-  //! The members whose velocity is not finite (a blow-up's message).
+  //! The members whose velocity is not finite (a blow-up's message; agreed over the ranks).
   std::string blown_members();
-  //! Member m's six budget integrals, as budget() last read them.
+  //! Member m's (of this rank) six budget integrals, as budget() last read them.
   double* integrals(int m) {
-    return members_ == 1 ? budget_.integral : budget_.members.data() + std::size_t(BudgetState::kTerms) * m;
+    return batch_ == 1 ? budget_.integral
+                       : budget_.members.data() + std::size_t(BudgetState::kTerms) * std::size_t(first_ + m);
   }
+  //! Rows of this rank's members (`per` doubles a member), every member's on every rank: the
+  //! ranks' blocks in member order (gathered on rank 0, then broadcast). Unchanged in one process.
+  std::vector<double> all_members(const std::vector<double>& mine, std::size_t per) const;
+  std::vector<Diagnostics> all_members(const std::vector<Diagnostics>& mine) const;
+  //! Whether the run's members are split over MPI ranks.
+  bool split() const { return members_ < batch_; }
+  //! The diagnostics of this rank's members (diagnose_members before the gather).
+  std::vector<Diagnostics> diagnose_local();
   bool advective() const { return eq_.advective(); }
   //! The field `f` into `out`, dealiased: one given at points goes through u_ and a transform.
   void fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out);
@@ -158,8 +182,10 @@ class Solver {
   Backend<Real>& b_;
   Config config_;
   Equation eq_;
-  int members_ = 1;
-  std::vector<Equation> member_eq_;  //!< each member's (ensembles alone)
+  int members_ = 1;                  //!< this rank's members
+  int first_ = 0;                    //!< the run's index of this rank's member 0
+  int batch_ = 1;                    //!< the run's members (every rank's)
+  std::vector<Equation> member_eq_;  //!< each member's of this rank (ensembles alone)
   int target_ = -1;                  //!< the member whose initial field is being set (-1: none)
   bool pending_forward_ = false;     //!< members' fields given at points wait in u_ for one transform
   const IfRkTable& table_;

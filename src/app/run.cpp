@@ -123,16 +123,20 @@ std::unique_ptr<Backend<Real>> run_backend(const Config& c, const Grid& grid, Ba
   console.info(fmt::format("backend: {} [{}], precision {}", backend->description(), why, to_string(c.run.precision)));
 
   // The memory the run needs, said before allocating it, and refused when the GPU lacks it.
-  // Over MPI a rank holds its slab's share of the fields.
-  const std::size_t need = std::size_t(double(Solver<Real>::required_bytes(c)) *
-                                       double(backend->slab().rows) / double(grid.ny));
+  // Over MPI a rank holds its slab's share of the fields, or its members' (an ensemble).
+  const Slab& part = backend->slab();
+  const std::size_t need = std::size_t(double(Solver<Real>::required_bytes(c, part.members)) *
+                                       double(part.rows) / double(grid.ny));
   std::size_t used = 0, total = 0;
   backend->device_memory(used, total);
   const double gib = 1073741824.0;
   if (kind == BackendKind::Cuda) {
     console.info(fmt::format("memory: the fields need {}{} ({:.0f} bytes a grid point), the FFT work area "
                              "{:.2f} GiB; {:.2f} of {:.2f} GiB free on the GPU",
-                             human_bytes(double(need)), parallel::size() > 1 ? " on each GPU" : "",
+                             human_bytes(double(need)),
+                             part.members_split()   ? fmt::format(" on rank 0's GPU ({} members)", part.members)
+                             : parallel::size() > 1 ? std::string(" on each GPU")
+                                                    : std::string(),
                              double(need) / double(backend->slab().real_count(grid)), backend->fft_work_bytes() / gib,
                              (total - used) / gib, total / gib));
     // Room for the reductions' scratch and the CUDA context's own growth.
@@ -255,8 +259,14 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
   const std::string where = backend->description();
   Solver<Real> solver(*backend, c);
   if (c.ensemble.members > 1)
-    console.info(fmt::format("ensemble of {} members, stepped together; the progress lines show member 0 of {}",
-                             c.ensemble.members, c.ensemble.members));
+    console.info(fmt::format("ensemble of {} members, stepped together{}; the progress lines show member 0 of {}",
+                             c.ensemble.members,
+                             backend->slab().members_split()
+                                 ? fmt::format(" over {} MPI ranks (rank 0: members 0 to {}; a rank a block of "
+                                               "members, whole grids)",
+                                               parallel::size(), backend->slab().members - 1)
+                                 : std::string(),
+                             c.ensemble.members));
   start_state(solver, grid, from, initial, console);
   if (kind != BackendKind::Cuda)  // the GPU's line came before allocating
     console.info(fmt::format("memory: the fields take {}{}", human_bytes(double(solver.memory_bytes())),
@@ -379,7 +389,7 @@ void prepare_run(const RunOptions& o, RunInputs& in) {
       c.run_id = new_run_id();  // continued into a new directory: a new run from that state
     }
   }
-  in.kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, in.why);
+  in.kind = resolve_backend(o.backend.empty() ? c.run.backend : o.backend, in.why, c.ensemble.members);
 }
 
 int run_command(const RunOptions& o) {

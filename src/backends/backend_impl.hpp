@@ -18,6 +18,7 @@
 #include "kernels/field_fill.cuh"
 #include "kernels/ns_ops.cuh"
 #include "kernels/pointwise_ops.cuh"
+#include "kernels/reduction_ops.cuh"
 #include "kernels/spectral_ops.cuh"
 
 namespace cascade {
@@ -45,6 +46,17 @@ class BackendImpl final : public Backend<Real> {
     }
   }
 
+  //! This backend holds members [first, first + members()) of an ensemble of `batch` split over
+  //! the MPI ranks (Slab::of_members; the factories call it once, right after construction).
+  void hold_members(int first, int batch) {
+    Slab& s = this->slab_;
+    if (s.transposed || first < 0 || first + s.members > batch)
+      throw RunError("hold_members: members [" + std::to_string(first) + ", " + std::to_string(first + s.members) +
+                     ") of " + std::to_string(batch) + " on a backend of whole grids");
+    s.first_member = first;
+    s.batch = batch;
+  }
+
   BackendKind kind() const override { return Exec::kKind; }
   std::string description() const override { return exec_.description(); }
 
@@ -59,6 +71,7 @@ class BackendImpl final : public Backend<Real> {
     make_pair(this->slab_.spectral_count(this->grid_), first, second);
   }
   void to_host(const Buffer<Real>& src, std::vector<Real>& dst) override {
+    if (this->slab_.members_split()) return gather_members(src, this->grid_.size(), dst);
     if (!decomposed()) return copy_out(src, dst);
     check_real(src);
     std::vector<Real> mine;
@@ -69,6 +82,7 @@ class BackendImpl final : public Backend<Real> {
     parallel::gatherv(mine.data(), sizeof(Real), counts, dst.data());  // the slabs are rows in rank order
   }
   void to_host(const Buffer<Cplx>& src, std::vector<Cplx>& dst) override {
+    if (this->slab_.members_split()) return gather_members(src, this->grid_.spectral_size(), dst);
     if (!decomposed()) return copy_out(src, dst);
     check_spectral(src);
     const Grid& g = this->grid_;
@@ -85,6 +99,7 @@ class BackendImpl final : public Backend<Real> {
       for (std::size_t j = 0; j < ny; ++j) dst[j * nxh + i] = columns[i * ny + j];
   }
   void from_host(const std::vector<Real>& src, Buffer<Real>& dst) override {
+    if (this->slab_.members_split()) return keep_members(src, this->grid_.size(), dst);
     if (!decomposed()) return copy_in(src, dst);
     check_real(dst);
     if (src.size() != this->grid_.size()) throw RunError("from_host: size mismatch");
@@ -92,6 +107,7 @@ class BackendImpl final : public Backend<Real> {
     exec_.copy_from_host(src.data() + first, dst.data(), dst.size());
   }
   void from_host(const std::vector<Cplx>& src, Buffer<Cplx>& dst) override {
+    if (this->slab_.members_split()) return keep_members(src, this->grid_.spectral_size(), dst);
     if (!decomposed()) return copy_in(src, dst);
     check_spectral(dst);
     const Grid& g = this->grid_;
@@ -278,7 +294,18 @@ class BackendImpl final : public Backend<Real> {
     return plan_;
   }
   StepPlan step_plan() const override { return plan_; }
-  Real cfl_maximum() override { return exec_.max_result(); }
+  Real cfl_maximum() override {
+    if (!this->slab_.members_split()) return exec_.max_result();  // a slab executor agrees its own
+    // An ensemble split over ranks: every rank's members' maximum, combined as the slab
+    // executors do (MaxOp: NaN anywhere is NaN everywhere), so that all keep one dt.
+    const double mine = double(exec_.max_result());
+    std::vector<double> all(std::size_t(parallel::size()));
+    parallel::allgather(&mine, sizeof(double), all.data());
+    const MaxOp<double> op;
+    double result = MaxOp<double>::identity();
+    for (double v : all) result = op(result, v);
+    return Real(result);
+  }
   void apply_mask(Buffer<Cplx>& a) override {
     check_spectral(a);
     exec_.for_each(a.size(), ApplyMask<Real>{shape(), mask(), a.data()});
@@ -489,6 +516,32 @@ class BackendImpl final : public Backend<Real> {
   void check_whole(const Buffer<Cplx>& b) const {
     if (b.size() != this->slab_.spectral_count(this->grid_))
       throw RunError("backend: spectral buffer of the wrong size (the transforms take every member)");
+  }
+  //! to_host of an ensemble split over ranks: a buffer of this rank's members is gathered on
+  //! rank 0 (rank order is member order; elsewhere dst is empty); a member view is copied.
+  template <class T>
+  void gather_members(const Buffer<T>& src, std::size_t per_member, std::vector<T>& dst) {
+    const Slab& s = this->slab_;
+    if (src.size() != std::size_t(s.members) * per_member) {
+      if (src.size() != per_member) throw RunError("to_host: buffer of the wrong size");
+      return copy_out(src, dst);
+    }
+    std::vector<T> mine;
+    copy_out(src, mine);
+    std::vector<std::size_t> counts;
+    for (int r = 0; r < parallel::size(); ++r)
+      counts.push_back(std::size_t(Slab::of_members(this->grid_, s.batch, r, parallel::size()).members) * per_member);
+    dst.assign(parallel::root() ? std::size_t(s.batch) * per_member : 0, T{});
+    parallel::gatherv(mine.data(), sizeof(T), counts, dst.data());
+  }
+  //! from_host of an ensemble split over ranks: every member's fields (on every rank) into a
+  //! buffer of this rank's members keeps its own; one member's field is copied as it is.
+  template <class T>
+  void keep_members(const std::vector<T>& src, std::size_t per_member, Buffer<T>& dst) {
+    const Slab& s = this->slab_;
+    if (src.size() != std::size_t(s.batch) * per_member) return copy_in(src, dst);
+    if (dst.size() != std::size_t(s.members) * per_member) throw RunError("from_host: size mismatch");
+    exec_.copy_from_host(src.data() + std::size_t(s.first_member) * per_member, dst.data(), dst.size());
   }
   template <class T>
   void copy_out(const Buffer<T>& src, std::vector<T>& dst) {

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "cascade/error.hpp"
+#include "cascade/parallel.hpp"
 #include "physics/initial.hpp"
 
 namespace cascade {
@@ -20,16 +21,18 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   const TimeConfig& t = config.time;
   policy_ = {t.cfl, t.dt_max, t.dt_min, t.growth, t.dt_initial};
   members_ = b_.members();
-  if (config.ensemble.members != members_)
-    throw RunError(fmt::format("Solver: the backend holds {} members, the deck asks for {}", members_,
+  first_ = b_.slab().first_member;
+  batch_ = b_.slab().batch;
+  if (config.ensemble.members != batch_)
+    throw RunError(fmt::format("Solver: the backend holds {} members, the deck asks for {}", batch_,
                                config.ensemble.members));
-  if (members_ > 1) {
-    // Each member's equation from its own deck; where their linear coefficients differ, the
-    // backend takes each member's.
+  if (batch_ > 1) {
+    // Each member's equation from its own deck (the run's member first_ + m); where their
+    // linear coefficients differ, the backend takes each member's.
     bool differ = false;
     std::vector<LinearCoefficients> each;
     for (int m = 0; m < members_; ++m) {
-      member_eq_.push_back(Equation::of(member_config(config, m)));
+      member_eq_.push_back(Equation::of(member_config(config, first_ + m)));
       const LinearCoefficients& c = member_eq_.back().linear;
       differ = differ || c.nu != lin_.nu || c.nu_order != lin_.nu_order || c.mu != lin_.mu || c.alpha != lin_.alpha ||
                c.alpha_order != lin_.alpha_order || c.beta != lin_.beta;
@@ -54,14 +57,14 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
 }
 
 template <class Real>
-std::size_t Solver<Real>::required_bytes(const Config& c) {
+std::size_t Solver<Real>::required_bytes(const Config& c, int share) {
   const Grid g = c.make_grid();
   const bool adv = c.grid.nonlinear == NonlinearForm::Advective;
   const bool classic = !stepper_table(c.time.stepper).low_storage;
   const bool forced = Equation::of(c).forced();
   const std::size_t spectral = 1 /*S*/ + (classic ? 1 : 0) + (adv ? 4 : 2) + (forced ? 1 : 0);
   const std::size_t real = adv ? 4 : 2;
-  const std::size_t members = std::size_t(std::max(1, c.ensemble.members));
+  const std::size_t members = std::size_t(share > 0 ? share : std::max(1, c.ensemble.members));
   return members * (spectral * g.spectral_size() * sizeof(Cplx) + real * g.size() * sizeof(Real));
 }
 
@@ -77,7 +80,7 @@ std::size_t Solver<Real>::memory_bytes() const {
 
 template <class Real>
 void Solver<Real>::initialise(const InitialField* file) {
-  if (members_ > 1) initialise_members(file);
+  if (batch_ > 1) initialise_members(file);
   else std::visit([&](const auto& initial) { initial.apply(*this, file); }, make_initial(config_.initial, b_.grid()));
   forcing_hat_.reset();
   forcing_kind_ = ForcingKind::None;
@@ -97,7 +100,7 @@ void Solver<Real>::initialise_members(const InitialField* file) {
   for (int m = 0; m < members_; ++m) {
     target_ = m;
     std::visit([&](const auto& initial) { initial.apply(*this, file); },
-               make_initial(member_config(config_, m).initial, b_.grid()));
+               make_initial(member_config(config_, first_ + m).initial, b_.grid()));
   }
   target_ = -1;
   finish_members();
@@ -116,7 +119,7 @@ void Solver<Real>::finish_members() {
 //! an ensemble).
 template <class Real>
 void Solver<Real>::draw_forcing(long step, double h) {
-  if (members_ == 1) {
+  if (batch_ == 1) {
     std::visit(
         [&](const auto& f) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>)
@@ -198,7 +201,7 @@ void Solver<Real>::scale_to_energy(double energy) {
   if (pending_forward_) throw RunError("scale_to_energy: a member's field waits for its transform");
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   Buffer<Cplx> s = member(S_, std::max(target_, 0));
-  if (target_ < 0 && members_ > 1) throw RunError("scale_to_energy: of one member at a time");
+  if (target_ < 0 && batch_ > 1) throw RunError("scale_to_energy: of one member at a time");
   const double e = b_.spectral_sums(lin_, s, nullptr).energy / n2;
   if (!(e > 0)) throw InputError("initial: the random field has no energy on this grid (k0 too large?)");
   b_.scale(s, s, Real(std::sqrt(energy / e)));
@@ -289,7 +292,7 @@ void Solver<Real>::set_vorticity_hat_resized(const std::vector<double>& src, int
     }
   }
   Buffer<Cplx> s = member(S_, std::max(target_, 0));
-  if (target_ < 0 && members_ > 1) throw RunError("set_vorticity_hat_resized: of one member at a time");
+  if (target_ < 0 && batch_ > 1) throw RunError("set_vorticity_hat_resized: of one member at a time");
   b_.from_host(out, s);
   b_.apply_mask(s);
 }
@@ -356,13 +359,14 @@ void Solver<Real>::advance(double h, const BudgetWeights& budget) {
 
 template <class Real>
 const BudgetState& Solver<Real>::budget() {
-  if (members_ == 1) {
+  if (batch_ == 1) {
     b_.budget_integrals(budget_.integral);
     budget_.members.clear();
     return budget_;
   }
-  budget_.members.resize(std::size_t(BudgetState::kTerms) * members_);
-  b_.budget_integrals(budget_.members.data());
+  std::vector<double> mine(std::size_t(BudgetState::kTerms) * members_);
+  b_.budget_integrals(mine.data());
+  budget_.members = all_members(mine, BudgetState::kTerms);  // every member's, on every rank
   std::copy(budget_.members.begin(), budget_.members.begin() + BudgetState::kTerms, budget_.integral);
   return budget_;
 }
@@ -370,12 +374,59 @@ const BudgetState& Solver<Real>::budget() {
 template <class Real>
 void Solver<Real>::set_budget(const BudgetState& b) {
   budget_ = b;
-  if (members_ == 1) return b_.set_budget_integrals(budget_.integral);
-  const std::size_t n = std::size_t(BudgetState::kTerms) * members_;
+  if (batch_ == 1) return b_.set_budget_integrals(budget_.integral);
+  const std::size_t n = std::size_t(BudgetState::kTerms) * batch_;
   if (budget_.members.empty()) budget_.members.assign(n, 0.0);  // a new interval: all zero
   if (budget_.members.size() != n)
-    throw RunError(fmt::format("set_budget: {} integrals for {} members", budget_.members.size(), members_));
-  b_.set_budget_integrals(budget_.members.data());
+    throw RunError(fmt::format("set_budget: {} integrals for {} members", budget_.members.size(), batch_));
+  b_.set_budget_integrals(budget_.members.data() + std::size_t(BudgetState::kTerms) * first_);  // this rank's
+}
+
+template <class Real>
+std::vector<double> Solver<Real>::all_members(const std::vector<double>& mine, std::size_t per) const {
+  if (!split()) return mine;
+  const int ranks = parallel::size();
+  std::vector<std::size_t> counts;
+  for (int r = 0; r < ranks; ++r)
+    counts.push_back(std::size_t(Slab::of_members(b_.grid(), batch_, r, ranks).members) * per);
+  std::vector<double> all(std::size_t(batch_) * per);
+  parallel::gatherv(mine.data(), sizeof(double), counts, all.data());
+  parallel::broadcast(all.data(), all.size() * sizeof(double), 0);
+  return all;
+}
+
+//! Diagnostics rows through all_members: their numbers (cfl_limit is the handler's to set).
+template <class Real>
+std::vector<Diagnostics> Solver<Real>::all_members(const std::vector<Diagnostics>& mine) const {
+  if (!split()) return mine;
+  constexpr std::size_t per = 15;
+  std::vector<double> flat;
+  for (const Diagnostics& d : mine)
+    flat.insert(flat.end(), {double(d.step), d.t, d.dt, d.energy, d.enstrophy, d.palinstrophy, d.max_u, d.injection,
+                             d.dissipation, d.dissipation_nu, d.dissipation_mu, d.dissipation_alpha, d.injection_z,
+                             d.dissipation_z, d.wall_per_step});
+  const std::vector<double> all = all_members(flat, per);
+  std::vector<Diagnostics> out(static_cast<std::size_t>(batch_));
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    const double* v = all.data() + b * per;
+    Diagnostics& d = out[b];
+    d.step = long(v[0]);
+    d.t = v[1];
+    d.dt = v[2];
+    d.energy = v[3];
+    d.enstrophy = v[4];
+    d.palinstrophy = v[5];
+    d.max_u = v[6];
+    d.injection = v[7];
+    d.dissipation = v[8];
+    d.dissipation_nu = v[9];
+    d.dissipation_mu = v[10];
+    d.dissipation_alpha = v[11];
+    d.injection_z = v[12];
+    d.dissipation_z = v[13];
+    d.wall_per_step = v[14];
+  }
+  return out;
 }
 
 //! The weights that add the rates of `s` (the current state) to the interval's integrals
@@ -444,25 +495,35 @@ void Solver<Real>::step_fixed(double dt) {
 
 template <class Real>
 std::string Solver<Real>::blown_members() {
-  if (members_ == 1) return "";
+  if (batch_ == 1) return "";
   inputs_ready_ = false;
   b_.velocity_hat(S_, a_hat_, b_hat_);
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
+  // Which of the run's members blew up, agreed over the ranks (each knows its own).
+  std::vector<int> blown(std::size_t(batch_), 0);
+  for (int m = 0; m < members_; ++m)
+    blown[std::size_t(first_ + m)] = std::isfinite(double(b_.max_speed(member(u_, m), member(v_, m)))) ? 0 : 1;
+  if (split()) parallel::agree_max(blown.data(), batch_);
   std::string list;
   int count = 0;
-  for (int m = 0; m < members_; ++m) {
-    if (std::isfinite(double(b_.max_speed(member(u_, m), member(v_, m))))) continue;
+  for (int m = 0; m < batch_; ++m) {
+    if (!blown[std::size_t(m)]) continue;
     if (++count <= 8) list += (list.empty() ? "" : ", ") + std::to_string(m);
   }
   if (count > 8) list += fmt::format(" and {} more", count - 8);
-  return fmt::format(" in ensemble member{} {} (of {})", count == 1 ? "" : "s", list, members_);
+  return fmt::format(" in ensemble member{} {} (of {})", count == 1 ? "" : "s", list, batch_);
 }
 
 // ---------------------------------------------------------------- diagnostics
 
 template <class Real>
 std::vector<Diagnostics> Solver<Real>::diagnose_members() {
+  return all_members(diagnose_local());
+}
+
+template <class Real>
+std::vector<Diagnostics> Solver<Real>::diagnose_local() {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   // White noise has no instantaneous rate: report the mean over the steps so far (0 before).
@@ -496,7 +557,7 @@ std::vector<Diagnostics> Solver<Real>::diagnose_members() {
 
 template <class Real>
 std::vector<Diagnostics> Solver<Real>::diagnose_interval_members() {
-  std::vector<Diagnostics> out = diagnose_members();
+  std::vector<Diagnostics> out = diagnose_local();
   if (budget_.interval > 0) {
     budget();  // the integrals, from the backend
     for (int m = 0; m < members_; ++m) {
@@ -518,7 +579,7 @@ std::vector<Diagnostics> Solver<Real>::diagnose_interval_members() {
     }
   }
   set_budget(BudgetState{});
-  return out;
+  return all_members(out);
 }
 
 template <class Real>
@@ -562,7 +623,25 @@ std::vector<typename Solver<Real>::Spectra> Solver<Real>::spectra_members() {
       out.flux_z[s] = pz;
     }
   }
-  return all;
+  if (!split()) return all;
+  // Every member's, on every rank: the four spectra of a member in one row of 4 shells.
+  std::vector<double> flat;
+  for (const Spectra& sp : all)
+    for (const std::vector<double>* v : {&sp.energy, &sp.enstrophy, &sp.flux, &sp.flux_z})
+      flat.insert(flat.end(), v->begin(), v->end());
+  const std::size_t per = 4 * std::size_t(shells);
+  const std::vector<double> every = all_members(flat, per);
+  std::vector<Spectra> out(static_cast<std::size_t>(batch_));
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    const double* v = every.data() + b * per;
+    Spectra& sp = out[b];
+    std::size_t k = 0;
+    for (std::vector<double>* to : {&sp.energy, &sp.enstrophy, &sp.flux, &sp.flux_z}) {
+      to->assign(v + k * shells, v + (k + 1) * shells);
+      ++k;
+    }
+  }
+  return out;
 }
 
 template class Solver<float>;

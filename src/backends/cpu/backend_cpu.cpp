@@ -259,11 +259,14 @@ std::string cap_openmp_threads() {
 }
 
 template <class Real>
-std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads, FftPlanning planning, int members) {
-  return std::make_unique<BackendImpl<Real, cpu::CpuExec<Real>>>(grid, threads, planning, members);
+std::unique_ptr<Backend<Real>> make_cpu_backend(const Grid& grid, int threads, FftPlanning planning, int members,
+                                                int first_member, int batch) {
+  auto b = std::make_unique<BackendImpl<Real, cpu::CpuExec<Real>>>(grid, threads, planning, members);
+  if (batch > 0) b->hold_members(first_member, batch);
+  return b;
 }
 
-template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int, FftPlanning, int);
-template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int, FftPlanning, int);
+template std::unique_ptr<Backend<float>> make_cpu_backend<float>(const Grid&, int, FftPlanning, int, int, int);
+template std::unique_ptr<Backend<double>> make_cpu_backend<double>(const Grid&, int, FftPlanning, int, int, int);
 
 }  // namespace cascade
