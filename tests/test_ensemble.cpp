@@ -1,6 +1,7 @@
 //! @file Ensembles (ensemble.members > 1): every member stepped in one batch equals the single run
 //! of its own deck (member_config) to round-off, on every backend; one dt for the batch, from
-//! the CFL maximum over all members; a blow-up names its member; the CPU and the GPU agree.
+//! the CFL maximum over all members; a blow-up, or a step below dt_min, names its member; the
+//! CPU and the GPU agree.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -189,6 +190,31 @@ TEST_P(EnsembleOnBackend, BlowUpNamesTheMember) {
       FAIL() << "no blow-up";
     } catch (const BlowUp& e) {
       EXPECT_NE(std::string(e.what()).find("in ensemble member 2 (of 3)"), std::string::npos) << e.what();
+    }
+  });
+}
+
+//! A time step below dt_min stops the batch, and the message names the member that drives it
+//! (the largest max|u|).
+TEST_P(EnsembleOnBackend, DtBelowDtMinNamesTheFastestMember) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config c = deck(kForcedDeck, {"time.dt_max=1", "time.dt_min=0.9"});
+    auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    const std::vector<Diagnostics> rows = ensemble.diagnose_members();
+    std::size_t fastest = 0;
+    for (std::size_t m = 1; m < rows.size(); ++m)
+      if (rows[m].max_u > rows[fastest].max_u) fastest = m;
+    try {
+      ensemble.step(1.0);
+      FAIL() << "no stop";
+    } catch (const BlowUp& e) {
+      const std::string want = "the fastest is ensemble member " + std::to_string(fastest) + " (of 3)";
+      EXPECT_NE(std::string(e.what()).find("time step below dt_min"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   });
 }

@@ -151,6 +151,11 @@ class Solver {
   void finish_members();
   //! The members whose velocity is not finite (a blow-up's message; agreed over the ranks).
   std::string blown_members();
+  //! Which member drives the batch's dt (a time step below dt_min: the member of the largest
+  //! max|u|, agreed over the ranks); "" for a single run.
+  std::string fastest_member();
+  //! Each member's max|u| (the velocity from the state), every member's on every rank.
+  std::vector<double> member_speeds();
   //! Member m's (of this rank) six budget integrals, as budget() last read them.
   double* integrals(int m) {
     return batch_ == 1 ? budget_.integral

@@ -471,8 +471,8 @@ StepReport Solver<Real>::step(double t_output) {
                              step_ + 1, t_, dt_prev_, blown_members(), rate));
   if (c.limit != DtLimit::Output && c.dt < policy_.dt_min)
     throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
-                             "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g})",
-                             step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx));
+                             "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g}){}",
+                             step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx, fastest_member()));
   if (!c.lands && !(t_ + c.dt > t_))
     throw BlowUp(fmt::format("time step {:.3e} at step {}, t = {:.17g}, is below the resolution of t", c.dt,
                              step_ + 1, t_));
@@ -494,25 +494,36 @@ void Solver<Real>::step_fixed(double dt) {
 }
 
 template <class Real>
-std::string Solver<Real>::blown_members() {
-  if (batch_ == 1) return "";
+std::vector<double> Solver<Real>::member_speeds() {
   inputs_ready_ = false;
   b_.velocity_hat(S_, a_hat_, b_hat_);
   b_.inverse(a_hat_, u_);
   b_.inverse(b_hat_, v_);
-  // Which of the run's members blew up, agreed over the ranks (each knows its own).
-  std::vector<int> blown(std::size_t(batch_), 0);
-  for (int m = 0; m < members_; ++m)
-    blown[std::size_t(first_ + m)] = std::isfinite(double(b_.max_speed(member(u_, m), member(v_, m)))) ? 0 : 1;
-  if (split()) parallel::agree_max(blown.data(), batch_);
+  std::vector<double> mine(static_cast<std::size_t>(members_));
+  for (int m = 0; m < members_; ++m) mine[std::size_t(m)] = double(b_.max_speed(member(u_, m), member(v_, m)));
+  return all_members(mine, 1);  // every member's, on every rank (NaN stays NaN)
+}
+
+template <class Real>
+std::string Solver<Real>::blown_members() {
+  if (batch_ == 1) return "";
+  const std::vector<double> speed = member_speeds();
   std::string list;
   int count = 0;
   for (int m = 0; m < batch_; ++m) {
-    if (!blown[std::size_t(m)]) continue;
+    if (std::isfinite(speed[std::size_t(m)])) continue;
     if (++count <= 8) list += (list.empty() ? "" : ", ") + std::to_string(m);
   }
   if (count > 8) list += fmt::format(" and {} more", count - 8);
   return fmt::format(" in ensemble member{} {} (of {})", count == 1 ? "" : "s", list, batch_);
+}
+
+template <class Real>
+std::string Solver<Real>::fastest_member() {
+  if (batch_ == 1) return "";
+  const std::vector<double> speed = member_speeds();
+  const std::size_t m = std::size_t(std::max_element(speed.begin(), speed.end()) - speed.begin());
+  return fmt::format("; the fastest is ensemble member {} (of {}), max|u| = {:.6g}", m, batch_, speed[m]);
 }
 
 // ---------------------------------------------------------------- diagnostics
