@@ -350,7 +350,7 @@ TEST(Config, EarlierResolvedDecksRead) {
   const std::string planning = "  fft_planning: auto\n";
   now.insert(now.find(planning) + planning.size(),
              "  step_transforms: auto\n  fft_callbacks: auto\n  exchange_chunks: 0\n");
-  now += "ensemble:\n  members: 1\n";  // one member, no vary
+  now += "ensemble:\n  members: 1\n  on_blowup: stop\n";  // one member, no vary
   EXPECT_EQ(resolved_yaml(c), now);
 }
 
@@ -378,7 +378,7 @@ TEST(Config, KeyReferenceNamesEveryResolvedKey) {
     EXPECT_NE(table.find("`" + key + "`"), std::string::npos) << section << "." << key;
     ++keys;
   }
-  EXPECT_EQ(keys, 62);
+  EXPECT_EQ(keys, 63);
 }
 
 // Decks that are not small files: one line naming the cause, and no unbounded read.
@@ -562,7 +562,7 @@ TEST(Ensemble, UnknownKey) {
   EXPECT_EQ(e.rfind("deck.yaml:5: ensemble.vary.physics.viscosity: expected a key of the deck that may vary (physics.nu, ", 0), 0u) << e;
   EXPECT_NE(e.find("found unknown key 'physics.viscosity'"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos);
-  EXPECT_NE(error_of("grid: {nx: 32}\nensemble: {members: 2, size: 3}\n").find("ensemble.size: expected a known key of 'ensemble' (members, vary)"),
+  EXPECT_NE(error_of("grid: {nx: 32}\nensemble: {members: 2, size: 3}\n").find("ensemble.size: expected a known key of 'ensemble' (members, on_blowup, vary)"),
             std::string::npos);
   EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {members: 2, vary: [physics.nu]}\n"),
             "deck.yaml:2: ensemble.vary: expected a mapping of keys to lists (section.key: [one value a member]), found a list");
@@ -640,6 +640,10 @@ TEST(Ensemble, ResolvedDeckRoundTrips) {
 TEST(Ensemble, Overrides) {
   const Config c = parse_deck("grid: {nx: 32}\n", "deck.yaml", {"ensemble.members=4"});
   EXPECT_EQ(c.ensemble.members, 4);
+  EXPECT_EQ(c.ensemble.on_blowup, "stop");
+  EXPECT_EQ(parse_deck("grid: {nx: 32}\n", "deck.yaml", {"ensemble.on_blowup=drop"}).ensemble.on_blowup, "drop");
+  EXPECT_EQ(error_of("grid: {nx: 32}\nensemble: {on_blowup: retry}\n"),
+            "deck.yaml:2: ensemble.on_blowup: expected one of stop or drop, found 'retry'");
   EXPECT_EQ(member_config(c, 3).initial.seed, 4);
   EXPECT_EQ(error_of("grid: {nx: 32}\n", {"ensemble.members=0"}),
             "deck.yaml: --set ensemble.members: expected an integer in [1, 65535], found 0");

@@ -4,6 +4,7 @@
 //! CPU and the GPU agree.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -215,6 +216,124 @@ TEST_P(EnsembleOnBackend, DtBelowDtMinNamesTheFastestMember) {
       const std::string want = "the fastest is ensemble member " + std::to_string(fastest) + " (of 3)";
       EXPECT_NE(std::string(e.what()).find("time step below dt_min"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  });
+}
+
+//! ensemble.on_blowup: drop. A member whose velocity is not finite at the start of a step is set
+//! to rest and left out; the others go on as their single runs; the dropped one is NaN in every
+//! output, and its NaN state in a checkpoint keeps it dropped on a restart (or stops the run
+//! with on_blowup: stop).
+TEST_P(EnsembleOnBackend, DropLeavesABlownMemberOut) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  const bool dbl = GetParam().precision == Precision::Double;
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    using Cplx = Complex<Real>;
+    const Config c = deck(kForcedDeck, {"ensemble.on_blowup=drop", "time.dt_min=1e-200", "time.dt_max=0.02"});
+    const std::size_t per = c.make_grid().spectral_size();
+    auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    // Member 2 finite but so strong that its products overflow: its state is not finite after
+    // the first step, and the second finds it so.
+    std::vector<Cplx> state = ensemble.vorticity_hat();
+    const Real big = dbl ? Real(1e160) : Real(1e20);
+    for (std::size_t k = 2 * per; k < 3 * per; ++k) state[k] = {state[k].re * big, state[k].im * big};
+    ensemble.set_vorticity_hat(state);
+    ASSERT_FALSE(ensemble.dropped(2));
+    std::vector<double> dts;
+    for (int n = 0; n < 8; ++n) {
+      const StepReport r = ensemble.step(1.0);
+      dts.push_back(r.dt);
+      if (n == 1) {
+        ASSERT_EQ(r.dropped, std::vector<int>{2});
+        EXPECT_EQ(r.dropped_why, "its velocity is not finite");
+      } else {
+        EXPECT_TRUE(r.dropped.empty()) << "step " << n;
+      }
+    }
+    EXPECT_TRUE(ensemble.dropped(2));
+    const std::vector<Diagnostics> rows = ensemble.diagnose_members();
+    EXPECT_TRUE(std::isnan(rows[2].energy));
+    EXPECT_TRUE(std::isfinite(rows[0].energy) && std::isfinite(rows[1].energy));
+    const std::vector<Real> omega = ensemble.vorticity();
+    const std::size_t points = c.make_grid().size();
+    EXPECT_TRUE(std::isnan(double(omega[2 * points])) && std::isfinite(double(omega[points])));
+    const std::vector<Complex<double>> all = to_double(ensemble.vorticity_hat());
+    EXPECT_TRUE(std::isnan(all[2 * per].re));
+    // Members 0 and 1: their single runs at the batch's steps.
+    for (int m = 0; m < 2; ++m) {
+      SCOPED_TRACE("member " + std::to_string(m));
+      const Config one = member_config(c, m);
+      auto b1 = make_backend<Real>(GetParam().kind, one.make_grid());
+      Solver<Real> single(*b1, one);
+      single.initialise();
+      for (double dt : dts) single.step_fixed(dt);
+      double scale = 0;
+      const double diff = max_abs_diff(all, to_double(single.vorticity_hat()), per * std::size_t(m), scale);
+      EXPECT_LE(diff, (dbl ? 1e-12 : 2e-5) * scale);
+    }
+    // A restart from that state: member 2 stays dropped (drop), or stops the run (stop).
+    const std::vector<Cplx> saved = ensemble.vorticity_hat();
+    Solver<Real> again(*b, c);
+    again.initialise();
+    again.set_vorticity_hat(saved);
+    EXPECT_TRUE(again.dropped(2));
+    EXPECT_TRUE(again.step(1.0).dropped.empty());
+    const Config stop = deck(kForcedDeck, {"time.dt_min=1e-200", "time.dt_max=0.02"});
+    Solver<Real> stopping(*b, stop);
+    stopping.initialise();
+    stopping.set_vorticity_hat(saved);
+    EXPECT_FALSE(stopping.dropped(2));
+    try {
+      stopping.step(1.0);
+      FAIL() << "no stop";
+    } catch (const BlowUp& e) {
+      EXPECT_NE(std::string(e.what()).find("in ensemble member 2 (of 3)"), std::string::npos) << e.what();
+    }
+  });
+}
+
+//! on_blowup: drop where a member drives dt below dt_min: the fastest member goes, the others
+//! step with the dt they give; when none would be left, the run stops as a single run does.
+TEST_P(EnsembleOnBackend, DropTheMemberThatDrivesDtBelowDtMin) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config base = deck(kForcedDeck, {"time.dt_max=1", "time.growth=100"});
+    std::vector<double> rate;
+    for (int m = 0; m < base.ensemble.members; ++m) {
+      const Config one = member_config(base, m);
+      auto b1 = make_backend<Real>(GetParam().kind, one.make_grid());
+      Solver<Real> single(*b1, one);
+      single.initialise();
+      rate.push_back(single.step(1.0).cfl_rate);
+    }
+    std::vector<double> sorted = rate;
+    std::sort(sorted.begin(), sorted.end());
+    const int fastest = int(std::max_element(rate.begin(), rate.end()) - rate.begin());
+    // dt_min between the fastest member's dt and the next one's.
+    const double dt_min = 0.5 * (base.time.cfl / sorted[2] + base.time.cfl / sorted[1]);
+    const Config c = deck(kForcedDeck, {"time.dt_max=1", "time.growth=100", "ensemble.on_blowup=drop",
+                                        "time.dt_min=" + std::to_string(dt_min)});
+    auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    const StepReport r = ensemble.step(1.0);
+    ASSERT_EQ(r.dropped, std::vector<int>{fastest});
+    EXPECT_NE(r.dropped_why.find("it drove dt below time.dt_min"), std::string::npos) << r.dropped_why;
+    const double tol = GetParam().precision == Precision::Double ? 1e-12 : 1e-5;
+    EXPECT_NEAR(r.dt, c.time.cfl / sorted[1], tol * r.dt);
+    // dt_min above every member's dt: the last one is kept, and the run stops.
+    const Config none = deck(kForcedDeck, {"time.dt_max=1", "time.dt_min=0.9", "ensemble.on_blowup=drop"});
+    Solver<Real> stopping(*b, none);
+    stopping.initialise();
+    try {
+      stopping.step(1.0);
+      FAIL() << "no stop";
+    } catch (const BlowUp& e) {
+      EXPECT_NE(std::string(e.what()).find("time step below dt_min"), std::string::npos) << e.what();
     }
   });
 }

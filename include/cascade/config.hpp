@@ -119,6 +119,7 @@ struct PoissonConfig {
 //! Which keys may vary, and why the others may not: src/core/ensemble.cpp.
 struct EnsembleConfig {
   int members = 1;                 //!< 1: a single run (today's)
+  std::string on_blowup = "stop";  //!< stop | drop (docs/ensembles.md)
   //! ensemble.vary: "section.key" -> its value for each member (members entries), in the deck's order.
   std::vector<std::pair<std::string, std::vector<double>>> vary;
 };

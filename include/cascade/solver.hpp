@@ -24,6 +24,10 @@ struct StepReport {
   DtLimit limit = DtLimit::DtMax;
   bool landed = false;  //!< ended exactly on the output time
   double cfl_rate = 0;  //!< max(|u|/dx + |v|/dy) at the start of the step
+  //! An ensemble with ensemble.on_blowup: drop: the members dropped at the start of this step
+  //! (the run's indices), and why.
+  std::vector<int> dropped;
+  std::string dropped_why;
 };
 
 //! The run failed numerically (non-finite velocity, or a step below dt_min).
@@ -58,6 +62,10 @@ class Solver {
   //! (`cascade bench step`); the plan is made after the fields, as it weighs free memory.
   Solver(Backend<Real>& backend, const Config& config, std::optional<StepRequest> request = std::nullopt);
 
+  //! Whether the run's member g was dropped (ensemble.on_blowup: drop): set to rest and left
+  //! out; its diagnostics, spectra and fields are NaN from then on, and so is its state in
+  //! vorticity_hat() (a checkpoint), which set_vorticity_hat() recognises.
+  bool dropped(int g) const { return !dropped_.empty() && dropped_[std::size_t(g)] != 0; }
   //! The members stepped together (the run's, on every rank together; 1: a single run).
   int members() const { return batch_; }
   //! This rank's members: [first_member(), first_member() + local_members()) (all of them in
@@ -156,6 +164,18 @@ class Solver {
   std::string fastest_member();
   //! Each member's max|u| (the velocity from the state), every member's on every rank.
   std::vector<double> member_speeds();
+  //! ensemble.on_blowup: drop, at the start of a step whose CFL rate is not finite or gives a
+  //! dt below dt_min: drop the members whose velocity is not finite, or the fastest, until the
+  //! rest can step (never the last one: then the step stops as a single run does); `rate` is
+  //! taken again without them. The members dropped go to `report`.
+  void drop_members(double& rate, double t_output, StepReport& report);
+  void drop_member(int g);
+  //! NaN in the parts of `v` (`per` values a member, every member's) of the dropped members.
+  template <class T>
+  void mark_dropped(std::vector<T>& v, std::size_t per) const;
+  void mark_dropped(std::vector<Diagnostics>& rows) const;  //!< the numbers of a dropped member's row
+  void mark_dropped(std::vector<Spectra>& all) const;
+  std::vector<Real> field_values(const std::string& name);
   //! Member m's (of this rank) six budget integrals, as budget() last read them.
   double* integrals(int m) {
     return batch_ == 1 ? budget_.integral
@@ -192,6 +212,8 @@ class Solver {
   int batch_ = 1;                    //!< the run's members (every rank's)
   std::vector<Equation> member_eq_;  //!< each member's of this rank (ensembles alone)
   int target_ = -1;                  //!< the member whose initial field is being set (-1: none)
+  bool drop_ = false;                //!< ensemble.on_blowup: drop
+  std::vector<char> dropped_;        //!< the run's members dropped (every member's; empty: none yet)
   bool pending_forward_ = false;     //!< members' fields given at points wait in u_ for one transform
   const IfRkTable& table_;
   const LinearCoefficients& lin_ = eq_.linear;

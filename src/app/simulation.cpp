@@ -97,6 +97,15 @@ Moment<Real> Simulation<Real>::step() {
   double next = config_.time.t_end;
   for (const auto& h : handlers_) next = std::min(next, h->schedule.next);
   const StepReport last = solver_.step(next);
+  if (!last.dropped.empty()) {  // ensemble.on_blowup: drop
+    int left = 0;
+    for (int g = 0; g < solver_.members(); ++g) left += solver_.dropped(g) ? 0 : 1;
+    for (int g : last.dropped)
+      console_.always(fmt::format("ensemble member {} (of {}) dropped at step {}, t = {:.9g}: {}; it is at rest and "
+                                  "NaN in every output from here; {} member{} go on",
+                                  g, solver_.members(), solver_.steps(), solver_.time() - last.dt, last.dropped_why,
+                                  left, left == 1 ? "" : "s"));
+  }
   Moment<Real> m = moment();
   m.dt = last.dt;
   m.limit = to_string(last.limit);

@@ -434,6 +434,11 @@ std::vector<DeckKey> make_table() {
                {"realisations of the deck stepped together as one batch; member b has initial.seed + b and "
                 "forcing.seed + b, and the values of `vary`",
                 "", "`1` (a single run)", fmt::format("integer 1 to {}", kMaxMembers)})
+      .choice("on_blowup", &EnsembleConfig::on_blowup, {"stop", "drop"},
+              {"what the batch does when a member blows up (its velocity is not finite, or it drives dt below "
+               "`time.dt_min`)",
+               "", "", "`stop` (the run stops, as a single run does), `drop` (the member is set to rest and left "
+               "out; its outputs are NaN from then on; the others go on)"})
       .vary("vary", {"keys whose value differs between members: `section.key: [one value a member]` "
                      "([below](#what-may-vary))",
                      "", "none",

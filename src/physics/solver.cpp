@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <variant>
 
@@ -23,6 +24,7 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   members_ = b_.members();
   first_ = b_.slab().first_member;
   batch_ = b_.slab().batch;
+  drop_ = config.ensemble.on_blowup == "drop";
   if (config.ensemble.members != batch_)
     throw RunError(fmt::format("Solver: the backend holds {} members, the deck asks for {}", batch_,
                                config.ensemble.members));
@@ -130,7 +132,8 @@ void Solver<Real>::draw_forcing(long step, double h) {
   }
   inputs_ready_ = false;  // u_ may change
   bool points = false;
-  for (int m = 0; m < members_; ++m)
+  for (int m = 0; m < members_; ++m) {
+    if (dropped(first_ + m)) continue;  // at rest, unforced (its forcing stays zero)
     std::visit(
         [&](const auto& f) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>) {
@@ -146,7 +149,13 @@ void Solver<Real>::draw_forcing(long step, double h) {
           }
         },
         member_eq_[m].forcing);
+  }
   if (points) {
+    for (int m = 0; m < members_; ++m)  // what the batch's transform gives a dropped member: zero
+      if (dropped(first_ + m)) {
+        Buffer<Real> u = member(u_, m);
+        b_.from_host(std::vector<Real>(b_.grid().size(), Real(0)), u);
+      }
     b_.forward(u_, *forcing_hat_);
     b_.apply_mask(*forcing_hat_);
   }
@@ -224,6 +233,24 @@ void Solver<Real>::set_vorticity(const std::vector<Real>& omega) {
 template <class Real>
 void Solver<Real>::set_vorticity_hat(const std::vector<Cplx>& omega_hat) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
+  const std::size_t per = b_.grid().spectral_size();
+  if (drop_ && batch_ > 1 && omega_hat.size() == per * std::size_t(batch_)) {
+    // A state whose dropped members are NaN (a checkpoint's): they stay dropped, at rest.
+    std::vector<Cplx> state = omega_hat;
+    dropped_.assign(std::size_t(batch_), 0);
+    for (int g = 0; g < batch_; ++g) {
+      Cplx* const first = state.data() + std::size_t(g) * per;
+      const bool finite = std::all_of(first, first + per, [](const Cplx& z) {
+        return std::isfinite(double(z.re)) && std::isfinite(double(z.im));
+      });
+      if (finite) continue;
+      dropped_[std::size_t(g)] = 1;
+      std::fill(first, first + per, Cplx{Real(0), Real(0)});
+    }
+    b_.from_host(state, S_);
+    b_.apply_mask(S_);
+    return;
+  }
   b_.from_host(omega_hat, S_);
   // The state is dealiased (a checkpoint's is already: then this changes nothing); the fused
   // stages rely on it, as they never write its removed modes (Backend::fused_stage).
@@ -240,17 +267,36 @@ void Solver<Real>::set_forcing(const std::vector<Real>& f) {
 }
 
 template <class Real>
+template <class T>
+void Solver<Real>::mark_dropped(std::vector<T>& v, std::size_t per) const {
+  if (dropped_.empty() || v.size() != per * std::size_t(batch_)) return;  // none, or not the whole batch here
+  T nan;
+  if constexpr (std::is_floating_point_v<T>) nan = std::numeric_limits<T>::quiet_NaN();
+  else nan = T{std::numeric_limits<Real>::quiet_NaN(), std::numeric_limits<Real>::quiet_NaN()};
+  for (int g = 0; g < batch_; ++g)
+    if (dropped(g)) std::fill(v.begin() + std::ptrdiff_t(std::size_t(g) * per), v.begin() + std::ptrdiff_t(std::size_t(g + 1) * per), nan);
+}
+
+template <class Real>
 std::vector<Real> Solver<Real>::vorticity() {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   b_.scale(S_, a_hat_, Real(1.0 / double(b_.grid().size())));
   b_.inverse(a_hat_, u_);
   std::vector<Real> out;
   b_.to_host(u_, out);
+  mark_dropped(out, b_.grid().size());
   return out;
 }
 
 template <class Real>
 std::vector<Real> Solver<Real>::field(const std::string& name) {
+  std::vector<Real> out = field_values(name);
+  mark_dropped(out, b_.grid().size());
+  return out;
+}
+
+template <class Real>
+std::vector<Real> Solver<Real>::field_values(const std::string& name) {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   if (name == "vorticity") return vorticity();
   std::vector<Real> out;
@@ -301,6 +347,7 @@ template <class Real>
 std::vector<Complex<Real>> Solver<Real>::vorticity_hat() {
   std::vector<Cplx> out;
   b_.to_host(S_, out);
+  mark_dropped(out, b_.grid().spectral_size());  // a checkpoint keeps who was dropped
   return out;
 }
 
@@ -462,7 +509,9 @@ BudgetWeights Solver<Real>::begin_step(double h) {
 template <class Real>
 StepReport Solver<Real>::step(double t_output) {
   if (!inputs_ready_) evaluation_inputs();
-  const double rate = double(evaluate_products());
+  double rate = double(evaluate_products());
+  StepReport report;
+  if (drop_ && batch_ > 1) drop_members(rate, t_output, report);
   const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
   const double dx = std::min(b_.grid().dx(), b_.grid().dy());
   if (!std::isfinite(rate))
@@ -480,7 +529,74 @@ StepReport Solver<Real>::step(double t_output) {
   t_ = c.lands ? t_output : t_ + c.dt;
   dt_prev_ = c.limit == DtLimit::Output ? dt_prev_ : c.dt;  // a shortened step does not slow the ramp
   ++step_;
-  return {c.dt, c.limit, c.lands, rate};
+  report.dt = c.dt;
+  report.limit = c.limit;
+  report.landed = c.lands;
+  report.cfl_rate = rate;
+  return report;
+}
+
+template <class Real>
+void Solver<Real>::drop_members(double& rate, double t_output, StepReport& report) {
+  const auto too_small = [&] {
+    const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
+    return c.limit != DtLimit::Output && c.dt < policy_.dt_min;
+  };
+  while (!std::isfinite(rate) || too_small()) {
+    const bool blown = !std::isfinite(rate);
+    const std::vector<double> speed = member_speeds();  // agreed: every rank drops the same
+    std::vector<int> out;
+    int left = 0;
+    for (int g = 0; g < batch_; ++g) left += dropped(g) ? 0 : 1;
+    if (blown) {
+      for (int g = 0; g < batch_; ++g)
+        if (!dropped(g) && !std::isfinite(speed[std::size_t(g)])) out.push_back(g);
+    } else {
+      int fastest = -1;
+      for (int g = 0; g < batch_; ++g)
+        if (!dropped(g) && (fastest < 0 || speed[std::size_t(g)] > speed[std::size_t(fastest)])) fastest = g;
+      if (fastest >= 0) out.push_back(fastest);
+    }
+    // Nothing to drop, or no member left after: the step's own checks stop the run, as for a
+    // single run (the work fields were changed: they are taken again first).
+    if (out.empty() || int(out.size()) >= left) {
+      evaluation_inputs();
+      rate = double(evaluate_products());
+      return;
+    }
+    for (int g : out) drop_member(g);
+    report.dropped.insert(report.dropped.end(), out.begin(), out.end());
+    report.dropped_why = blown ? "its velocity is not finite"
+                               : fmt::format("it drove dt below time.dt_min (max|u| = {:.6g})", speed[std::size_t(out[0])]);
+    evaluation_inputs();
+    rate = double(evaluate_products());
+  }
+}
+
+//! Member g at rest (its state, its stage register and its forcing zero), its budget integrals
+//! zero: it stays at rest, adds nothing to the CFL maximum or the budget, and is NaN in every
+//! output from now on (mark_dropped).
+template <class Real>
+void Solver<Real>::drop_member(int g) {
+  if (dropped_.empty()) dropped_.assign(std::size_t(batch_), 0);
+  dropped_[std::size_t(g)] = 1;
+  if (g >= first_ && g < first_ + members_) {
+    const std::vector<Cplx> zero(b_.grid().spectral_size(), Cplx{Real(0), Real(0)});
+    Buffer<Cplx> s = member(S_, g - first_);
+    b_.from_host(zero, s);
+    if (!W_.empty()) {
+      Buffer<Cplx> w = member(W_, g - first_);
+      b_.from_host(zero, w);
+    }
+    if (forcing_hat_) {
+      Buffer<Cplx> f = member(*forcing_hat_, g - first_);
+      b_.from_host(zero, f);
+    }
+  }
+  BudgetState b = budget();  // gathered: every rank takes part
+  std::fill_n(b.members.begin() + std::ptrdiff_t(BudgetState::kTerms) * g, BudgetState::kTerms, 0.0);
+  set_budget(b);
+  inputs_ready_ = false;
 }
 
 template <class Real>
@@ -530,7 +646,9 @@ std::string Solver<Real>::fastest_member() {
 
 template <class Real>
 std::vector<Diagnostics> Solver<Real>::diagnose_members() {
-  return all_members(diagnose_local());
+  std::vector<Diagnostics> rows = all_members(diagnose_local());
+  mark_dropped(rows);
+  return rows;
 }
 
 template <class Real>
@@ -590,7 +708,9 @@ std::vector<Diagnostics> Solver<Real>::diagnose_interval_members() {
     }
   }
   set_budget(BudgetState{});
-  return all_members(out);
+  std::vector<Diagnostics> rows = all_members(out);
+  mark_dropped(rows);
+  return rows;
 }
 
 template <class Real>
@@ -634,7 +754,10 @@ std::vector<typename Solver<Real>::Spectra> Solver<Real>::spectra_members() {
       out.flux_z[s] = pz;
     }
   }
-  if (!split()) return all;
+  if (!split()) {
+    mark_dropped(all);
+    return all;
+  }
   // Every member's, on every rank: the four spectra of a member in one row of 4 shells.
   std::vector<double> flat;
   for (const Spectra& sp : all)
@@ -652,7 +775,28 @@ std::vector<typename Solver<Real>::Spectra> Solver<Real>::spectra_members() {
       ++k;
     }
   }
+  mark_dropped(out);
   return out;
+}
+
+template <class Real>
+void Solver<Real>::mark_dropped(std::vector<Diagnostics>& rows) const {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    if (!dropped(int(g))) continue;
+    Diagnostics& d = rows[g];
+    for (double* x : {&d.energy, &d.enstrophy, &d.palinstrophy, &d.max_u, &d.injection, &d.dissipation,
+                      &d.dissipation_nu, &d.dissipation_mu, &d.dissipation_alpha, &d.injection_z, &d.dissipation_z})
+      *x = nan;
+  }
+}
+
+template <class Real>
+void Solver<Real>::mark_dropped(std::vector<Spectra>& all) const {
+  for (std::size_t g = 0; g < all.size(); ++g)
+    if (dropped(int(g)))
+      for (std::vector<double>* v : {&all[g].energy, &all[g].enstrophy, &all[g].flux, &all[g].flux_z})
+        std::fill(v->begin(), v->end(), std::numeric_limits<double>::quiet_NaN());
 }
 
 template class Solver<float>;
