@@ -9,7 +9,8 @@
 #      bit);
 #  (b) the 2-rank run's checkpoint at t = 0.5 restarted on 4 ranks and on 1 continues to the
 #      same end and the same rows;
-#  (c) more ranks than members: exit 2, one line, nothing created.
+#  (c) more ranks than members: exit 2, one line, nothing created;
+#  (d) ensemble.on_blowup: drop on 3 ranks: the same member dropped, the others as in one process.
 # With BACKEND cuda the ranks share the GPUs (round robin); it skips without a GPU.
 #   ensemble_mpi.sh CASCADE PYTHON SOURCE_DIR BACKEND MPIEXEC [MPIEXEC_FLAGS...]
 set -u
@@ -120,4 +121,42 @@ rc=$?
   || { cat "$work/five.log"; fail "4 members on 5 ranks: message"; }
 [ ! -e "$work/five" ] || fail "a refused run created its directory"
 echo "4 members on 5 ranks: refused (exit 2, one line, nothing created)"
+
+# (d) ensemble.on_blowup: drop over ranks: the member that drives dt below dt_min (the most
+# energetic) is dropped on the rank that holds it, every rank alike; the run equals the
+# one-process run's, the dropped member NaN in both.
+cat >"$work/drop.yaml" <<'EOF'
+grid: {nx: 32}
+physics: {nu: 1.0e-3}
+initial: {type: random, k0: 4, energy: 0.5}
+time: {t_end: 1, dt_max: 0.05, dt_min: 0.02}
+output: {snapshot_every: 0, spectra_every: 0.5, checkpoint_every: 0.5, diagnostics_every: 0.25}
+ensemble:
+  members: 3
+  on_blowup: drop
+  vary:
+    initial.energy: [0.5, 1.5, 0.25]
+EOF
+"$bin" run "$work/drop.yaml" "${common[@]}" --output "$work/drop1" >"$work/drop1.log" 2>&1 \
+  || { cat "$work/drop1.log"; fail "drop, one process"; }
+mpi 3 "$bin" run "$work/drop.yaml" "${common[@]}" --output "$work/drop3" >"$work/drop3.log" 2>&1 \
+  || { cat "$work/drop3.log"; fail "drop, 3 ranks"; }
+for d in drop1 drop3; do
+  [ "$(grep -c 'ensemble member 1 (of 3) dropped at step 1' "$work/$d.log")" = 1 ] \
+    || { cat "$work/$d.log"; fail "$d: the drop's line"; }
+done
+PYTHONPATH="$src/postprocess" "$py" - "$work" <<'PY' || exit 1
+import glob, os, sys
+import numpy as np
+import cascade_io as io
+w = sys.argv[1]
+last = lambda d: sorted(glob.glob(os.path.join(w, d, "checkpoints", "ckpt_*.h5")))[-1]
+a, b = io.read_checkpoint(last("drop1"))["omega_hat"], io.read_checkpoint(last("drop3"))["omega_hat"]
+assert np.isnan(a[1]).all() and np.isnan(b[1]).all(), "the dropped member is not NaN"
+assert np.isfinite(a[[0, 2]]).all() and np.array_equal(a[[0, 2]], b[[0, 2]]), "the others differ over ranks"
+rows = lambda d: [l.split(",")[:11] for l in open(os.path.join(w, d, "diagnostics.csv")).read().splitlines()]
+assert rows("drop1") == rows("drop3"), "diagnostics.csv differs over ranks"
+assert all(r[4] == "nan" for r in rows("drop1")[1:] if r[2] == "1" and r[0] != "0"), "member 1's rows are not NaN"
+print("on_blowup: drop on 3 ranks: member 1 dropped at step 1, the others bit for bit as in one process")
+PY
 echo PASS
