@@ -147,6 +147,35 @@ TEST_P(EnsembleOnBackend, EachMemberIsItsSingleRun) {
   });
 }
 
+//! ensemble.members: 1 is the single run, bit for bit (the same deck without the section).
+TEST_P(EnsembleOnBackend, OneMemberIsTheSingleRunBitForBit) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const std::string plain = "grid: {nx: 32}\nphysics: {nu: 1.0e-3}\nforcing: {type: ring, epsilon: 0.2, k_f: 6}\n"
+                              "initial: {type: random, k0: 4}\n";
+    std::vector<Complex<Real>> out[2];
+    std::vector<Diagnostics> rows[2];
+    const std::string decks[2] = {plain, plain + "ensemble: {members: 1}\n"};
+    for (int k = 0; k < 2; ++k) {
+      const Config c = deck(decks[k]);
+      auto b = make_backend<Real>(GetParam().kind, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+      Solver<Real> s(*b, c);
+      s.initialise();
+      for (int n = 0; n < 10; ++n) s.step(1.0);
+      out[k] = s.vorticity_hat();
+      rows[k] = s.diagnose_interval_members();
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (std::size_t i = 0; i < out[0].size(); ++i)
+      ASSERT_TRUE(out[0][i].re == out[1][i].re && out[0][i].im == out[1][i].im) << i;
+    ASSERT_EQ(rows[1].size(), 1u);
+    EXPECT_EQ(rows[0][0].energy, rows[1][0].energy);
+    EXPECT_EQ(rows[0][0].dissipation, rows[1][0].dissipation);
+    EXPECT_EQ(rows[0][0].injection, rows[1][0].injection);
+  });
+}
+
 //! One dt for the batch: the CFL rate of a step is the largest of the members', and every
 //! member moves with the dt that rate gives (they stay in lockstep).
 TEST_P(EnsembleOnBackend, OneDtFromTheLargestMember) {
