@@ -25,9 +25,9 @@ struct StepReport {
   bool landed = false;  //!< ended exactly on the output time
   double cfl_rate = 0;  //!< max(|u|/dx + |v|/dy) at the start of the step
   //! An ensemble with ensemble.on_blowup: drop: the members dropped at the start of this step
-  //! (the run's indices), and why.
+  //! (the run's indices), and why, one reason a member.
   std::vector<int> dropped;
-  std::string dropped_why;
+  std::vector<std::string> dropped_why;
 };
 
 //! The run failed numerically (non-finite velocity, or a step below dt_min).

@@ -100,11 +100,11 @@ Moment<Real> Simulation<Real>::step() {
   if (!last.dropped.empty()) {  // ensemble.on_blowup: drop
     int left = 0;
     for (int g = 0; g < solver_.members(); ++g) left += solver_.dropped(g) ? 0 : 1;
-    for (int g : last.dropped)
+    for (std::size_t k = 0; k < last.dropped.size(); ++k)
       console_.always(fmt::format("ensemble member {} (of {}) dropped at step {}, t = {:.9g}: {}; it is at rest and "
                                   "NaN in every output from here; {} member{} go on",
-                                  g, solver_.members(), solver_.steps(), solver_.time() - last.dt, last.dropped_why,
-                                  left, left == 1 ? "" : "s"));
+                                  last.dropped[k], solver_.members(), solver_.steps(), solver_.time() - last.dt,
+                                  last.dropped_why[k], left, left == 1 ? "" : "s"));
   }
   Moment<Real> m = moment();
   m.dt = last.dt;

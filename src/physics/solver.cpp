@@ -564,10 +564,13 @@ void Solver<Real>::drop_members(double& rate, double t_output, StepReport& repor
       rate = double(evaluate_products());
       return;
     }
-    for (int g : out) drop_member(g);
-    report.dropped.insert(report.dropped.end(), out.begin(), out.end());
-    report.dropped_why = blown ? "its velocity is not finite"
-                               : fmt::format("it drove dt below time.dt_min (max|u| = {:.6g})", speed[std::size_t(out[0])]);
+    for (int g : out) {
+      drop_member(g);
+      report.dropped.push_back(g);
+      report.dropped_why.push_back(blown ? "its velocity is not finite"
+                                         : fmt::format("it drove dt below time.dt_min (max|u| = {:.6g})",
+                                                       speed[std::size_t(g)]));
+    }
     evaluation_inputs();
     rate = double(evaluate_products());
   }
