@@ -36,9 +36,13 @@ struct PackedLayout {
   //! Whether the mirror of column i lies past nx/2 (its own to write), not in the half spectrum.
   CASCADE_HD bool mirrored(int i) const { return i != 0 && 2 * i != nx; }
   //! P(k) and P(-k) of the pair (u_hat, v_hat) at k.
-  CASCADE_HD static Complex<Real> pack(Complex<Real> u, Complex<Real> v) { return {u.re - v.im, u.im + v.re}; }
+  //! (Sums rounded on their own: the fused stage and PackedVelocity, which makes the same inputs
+  //! from the state, must give the same bits: velocity_of.)
+  CASCADE_HD static Complex<Real> pack(Complex<Real> u, Complex<Real> v) {
+    return {rounded_add(u.re, -v.im), rounded_add(u.im, v.re)};
+  }
   CASCADE_HD static Complex<Real> pack_mirror(Complex<Real> u, Complex<Real> v) {
-    return {u.re + v.im, v.re - u.im};
+    return {rounded_add(u.re, v.im), rounded_add(v.re, -u.im)};
   }
   //! U(k) and V(k) from p = P(k) and m = P(-k).
   CASCADE_HD static Complex<Real> first(Complex<Real> p, Complex<Real> m) {
@@ -141,6 +145,7 @@ struct PackedStage {
     stage.set_linear(c);
     sums.set_linear(c);
   }
+  CASCADE_HD void set_step(double h, double hb, double ha) { stage.set_step(h, hb, ha); }
 
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     const SpectralShape<Real>& s = stage.s;

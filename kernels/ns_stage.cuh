@@ -2,6 +2,7 @@
 //! between two evaluations (FusedStage), the budget sums of a mode, and the two together.
 #pragma once
 
+#include "cascade/step_clock.hpp"
 #include "kernels/ns_terms.cuh"
 
 namespace cascade {
@@ -44,6 +45,12 @@ struct FusedStage {
   //! EachMember's hooks: the member of a mode, and that member's operator in place of lin.
   CASCADE_HD int member_of(std::size_t idx) const { return s.member(idx); }
   CASCADE_HD void set_linear(const LinearCoefficients& c) { lin = LinearOperator<Real>{c}; }
+  //! Clocked's hook: the numbers of this stage that depend on h, as the host converts them.
+  CASCADE_HD void set_step(double h_, double hb_, double ha_) {
+    h = Real(h_);
+    hb = Real(hb_);
+    ha = Real(ha_);
+  }
 
   CASCADE_HD void operator()(std::size_t idx) const {
     int i, j;
@@ -176,6 +183,7 @@ struct FusedStageWithSums {
     stage.set_linear(c);
     sums.set_linear(c);
   }
+  CASCADE_HD void set_step(double h, double hb, double ha) { stage.set_step(h, hb, ha); }
 
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     int i, j;
@@ -194,9 +202,26 @@ template <class Fn>
 struct EachMember {
   Fn f;
   const LinearCoefficients* each;  //!< one a member, in the backend's memory
+  CASCADE_HD void set_step(double h, double hb, double ha) { f.set_step(h, hb, ha); }
   CASCADE_HD auto operator()(std::size_t idx) const {
     Fn g = f;
     g.set_linear(each[f.member_of(idx)]);
+    return g(idx);
+  }
+};
+
+//! A stage of the step on the device (Backend::run_step_graph): the functor with the numbers of
+//! the step that depend on its h read from the device's clock (include/cascade/step_clock.hpp),
+//! which the step chose there; a wrapper, so that the stage of a step chosen on the host is
+//! unchanged.
+template <class Fn>
+struct Clocked {
+  Fn f;
+  const StepClock* clock;  //!< in the backend's memory
+  int stage;
+  CASCADE_HD auto operator()(std::size_t idx) const {
+    Fn g = f;
+    g.set_step(clock->h, clock->hb[stage], clock->ha[stage]);
     return g(idx);
   }
 };

@@ -69,11 +69,14 @@ CASCADE_HD inline Complex<Real> caxpy(Complex<Real> y, Real a, Complex<Real> x) 
 }
 
 //! The velocity's spectra at k = (kx, ky) of the vorticity w there: u = i ky psi,
-//! v = -i kx psi, psi = w / k^2 (zero at k = 0), times scale.
+//! v = -i kx psi, psi = w / k^2 (zero at k = 0), times scale. k^2 is rounded term by term, so
+//! that the fused stage (which hands the next evaluation these inputs) and velocity_inputs
+//! (which makes them from the state after a restart, a diagnostic or a launch of the step on
+//! the device) give the same bits.
 template <class Real>
 CASCADE_HD inline void velocity_of(Real kx, Real ky, Real scale, Complex<Real> w, Complex<Real>& u,
                                    Complex<Real>& v) {
-  const Real k2 = kx * kx + ky * ky;
+  const Real k2 = rounded_add(rounded_mul(kx, kx), rounded_mul(ky, ky));
   const Real f = k2 > Real(0) ? scale / k2 : Real(0);
   const Complex<Real> psi = {w.re * f, w.im * f};
   u = {-ky * psi.im, ky * psi.re};

@@ -6,6 +6,7 @@
 //! operations that feed an inverse transform take the 1/(nx ny) factor (see spectral_ops.cuh).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cascade/coefficients.hpp"
 #include "cascade/fields.hpp"
 #include "cascade/grid.hpp"
+#include "cascade/step_clock.hpp"
 #include "cascade/step_plan.hpp"
 #include "cascade/types.hpp"
 
@@ -178,6 +180,32 @@ class Backend {
                            const Buffer<Cplx>* forcing_hat, Buffer<Cplx>* w, bool save_w, Buffer<Cplx>& s,
                            Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Cplx>* c, Buffer<Cplx>* d,
                            const BudgetWeights* budget = nullptr) = 0;
+
+  // ---- the step on the device (Solver::steps_toward; docs/gpu-step.md)
+  //! "" where this backend can record the step and run it on the device, choosing each dt there
+  //! (a CUDA graph); else why not.
+  virtual std::string step_graph_unavailable() const = 0;
+  //! Record the step once: `first` queues the evaluation of the state (the inputs, then
+  //! nonlinear_products with the CFL maximum), `step` the stages of one step and the next
+  //! evaluation. The backend adds its clock (take_step over `rule`, include/cascade/
+  //! step_clock.hpp) after each evaluation and repeats `step` while the clock goes on; the
+  //! fused stages recorded read their h-dependent numbers (coef.stage's) and the budget's
+  //! weights from the clock. What is recorded holds the buffers it was given and must be
+  //! recorded again if they change. RunError where the device refuses it.
+  virtual void capture_step_graph(const StepRule& rule, const std::function<void()>& first,
+                                  const std::function<void()>& step) = 0;
+  //! Run the recorded step from clock `k`: up to max_steps steps toward t_output, ending after
+  //! one that lands on it or before one whose verdict is not Go (nothing of that one is done);
+  //! waits for them. k becomes the clock after the last step taken (and that step's numbers).
+  //! Returns the steps taken.
+  virtual long run_step_graph(StepClock& k, double t_output, long max_steps) = 0;
+  virtual void drop_step_graph() = 0;
+  //! The clock of a step the host chose (take_step), before its stages: where the fused stages
+  //! read their h-dependent numbers from the device (a GPU: the same kernels as the recorded
+  //! step), they are put there once for the step; fused_stage checks them and puts any that
+  //! differ, so that a caller that sets none still steps right. Elsewhere nothing.
+  virtual void set_step_clock(const StepClock& k) = 0;
+
   //! The budget integrals fused_stage accumulates (BudgetState::integral), six a member, member
   //! after member: read (waits for the device) and set.
   virtual void budget_integrals(double* out) = 0;

@@ -29,6 +29,7 @@ struct StageCoefficients {
   double dW = 0;       //!< c_{i+1} (classic tables)
   double dK = 0;       //!< c_{i+1} - c_i
   double ha = 0;       //!< h a_{i+1}
+  int stage = 0;       //!< i: the step on the device reads h, hb and ha of stage i from its clock
 };
 
 //! Sums over the half spectrum, in double, before the 1/(nx ny)^2 factor (ns_ops.cuh):

@@ -83,6 +83,8 @@ inline const std::vector<std::string> kStepTransforms = {"auto",         "plain"
                                                          "pruned-pairs", "rows",  "complex-pairs"};
 //! run.fft_callbacks: which cuFFT callbacks the step's transforms use; auto picks as above.
 inline const std::vector<std::string> kFftCallbacks = {"auto", "off", "store", "all"};
+//! run.step_graph: whether a GPU run's step is recorded as a CUDA graph that chooses its own dt.
+inline const std::vector<std::string> kStepGraph = {"auto", "on", "off"};
 
 struct RunConfig {
   std::string backend = "auto";  //!< auto | cuda | cpu
@@ -92,6 +94,7 @@ struct RunConfig {
   FftPlanning fft_planning = FftPlanning::Auto;  //!< CPU FFTW plans: auto | estimate | measure
   std::string step_transforms = "auto";  //!< one of kStepTransforms; recorded so a restart chooses alike
   std::string fft_callbacks = "auto";    //!< one of kFftCallbacks
+  std::string step_graph = "auto";       //!< one of kStepGraph
   int exchange_chunks = 0;  //!< GPU slabs: the all-to-all in this many chunks; 0 = auto
 };
 

@@ -8,6 +8,7 @@
 //! the loop in step; rank 0 alone writes, from fields the others help gather.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -93,6 +94,8 @@ class Progress {
   bool wants_live() const;
   //! Time for a periodic line (the same on every rank).
   bool wants_print(long step, double t) const;
+  //! Steps until a periodic line is due (at least 1).
+  long steps_to_print(long step) const { return std::max(1L, print_every_ - (step - print_step_)); }
   void report(const Diagnostics& d, const char* limit, bool periodic, long step, double t);
 
  private:
@@ -139,6 +142,12 @@ class Simulation {
   Progress progress_;
   bool live_ = false;  //!< this step's progress line in place is due (agreed)
   StopReason reason_;
+  //! Steps the device takes in one launch where the step runs there (Solver::graphed): as many
+  //! as fill about kChunkSeconds, at most kChunkSteps, so that the clocks and signals are read
+  //! as often as a few times a second.
+  static constexpr long kChunkSteps = 256;
+  static constexpr double kChunkSeconds = 0.05;
+  long chunk_ = 4;
 };
 
 // ---------------------------------------------------------------- the handlers

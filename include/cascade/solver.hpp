@@ -14,6 +14,7 @@
 #include "cascade/equation.hpp"
 #include "cascade/fields.hpp"
 #include "cascade/error.hpp"
+#include "cascade/step_clock.hpp"
 #include "cascade/stepper.hpp"
 
 namespace cascade {
@@ -103,6 +104,21 @@ class Solver {
   //! One step with dt from the policy, landing on t_output when it is within reach.
   //! Throws BlowUp (step, time, dt and max velocity in the message).
   StepReport step(double t_output);
+  //! Up to `max_steps` steps toward t_output, stopping after one that lands on it: each the
+  //! step step() would take, to the bit. Where the step runs on the device (graphed(): a CUDA
+  //! graph, recorded on the first call), the device chooses each dt itself from the CFL maximum
+  //! (include/cascade/step_clock.hpp) and the host waits once, for all of them; a step that
+  //! cannot be taken (a blow-up, dt below dt_min) is left undone there and taken by step(),
+  //! which stops the run (or drops members) as it does. Elsewhere: one step(). Returns the last
+  //! step's report; steps() tells how many were taken.
+  StepReport steps_toward(double t_output, long max_steps);
+  //! Whether steps_toward runs on the device (run.step_graph), and the run log's words for it.
+  bool graphed() const { return graph_ != Graph::Off; }
+  //! Record the step on the device now (steps_toward does on its first call) where it runs
+  //! there; where the device refuses the graph, run.step_graph: auto steps from the host (the
+  //! note says why), `on` throws RunError.
+  void prepare_graph();
+  const std::string& graph_note() const { return graph_note_; }
   //! One step of a fixed size (convergence tests; the benchmark's row without the CFL
   //! maximum): no maximum is taken, so nothing waits for the device and no blow-up is seen.
   void step_fixed(double dt);
@@ -194,15 +210,29 @@ class Solver {
   void fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out);
   void draw_forcing(long step, double h);
   void evaluation_inputs();
+  //! The products of the inputs in the work fields (Backend::nonlinear_products), the CFL
+  //! maximum taken on the way where `cfl`; evaluate_products also reads it (a wait).
+  void queue_products(bool cfl);
   Real evaluate_products(bool cfl = true);
-  void advance(double h, const BudgetWeights& budget);
-  BudgetWeights begin_step(double h);  //!< stochastic forcing for this step, and the budget's weights
-  BudgetWeights budget_weights(double d_weight, bool white_noise_step, double h) const;
+  //! The step the clock `k` has taken (take_step): the white-noise forcing of step k.step - 1,
+  //! then the stages.
+  void advance(const StepClock& k);
+  //! The stages of a step of size h; the first adds the budget rates of the start state with
+  //! `budget`'s weights.
+  void stages(double h, const BudgetWeights& budget);
+  //! The solver's clock (time, step, the budget's interval) as a StepClock, and back.
+  StepClock clock() const;
+  void set_clock(const StepClock& k);
+  void set_forcing_kind(ForcingKind kind);
 
-  //! How the forcing enters the budget: none, fixed in time, or white noise (drawn each step).
-  enum class ForcingKind { None, Fixed, WhiteNoise };
   ForcingKind forcing_kind_ = ForcingKind::None;
+  StepRule rule_;  //!< the policy, the table's factors, the forcing's kind
   BudgetState budget_;
+  //! The step on the device: not used, to be recorded, recorded.
+  enum class Graph { Off, Pending, Ready };
+  Graph graph_ = Graph::Off;
+  bool graph_required_ = false;  //!< run.step_graph: on
+  std::string graph_note_;
 
   Backend<Real>& b_;
   Config config_;

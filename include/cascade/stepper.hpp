@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cascade/coefficients.hpp"
+#include "cascade/step_clock.hpp"
 
 namespace cascade {
 
@@ -46,5 +47,9 @@ const IfRkTable& stepper_table(const std::string& name);
 
 //! The coefficients of each stage of one step of size h.
 std::vector<StageCoefficients> stage_coefficients(const IfRkTable& table, double h);
+
+//! The rule of an adaptive step with this table (include/cascade/step_clock.hpp): the factors of
+//! h in each stage, which take_step multiplies by h as stage_coefficients does.
+StepRule step_rule(const IfRkTable& table, const DtPolicy& policy, double n2, ForcingKind forcing);
 
 }  // namespace cascade

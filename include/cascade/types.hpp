@@ -22,6 +22,28 @@ struct alignas(2 * sizeof(Real)) Complex {
 static_assert(sizeof(Complex<double>) == 2 * sizeof(double), "Complex must be two packed reals");
 static_assert(sizeof(Complex<float>) == 2 * sizeof(float), "Complex must be two packed reals");
 
+//! a * b and a + b, each rounded on its own. Where a product feeds a sum, the device's compiler
+//! may fuse the two into one multiply-add in one kernel and not in another (or on the host);
+//! arithmetic whose bits must be the same wherever it is compiled uses these.
+template <class T>
+CASCADE_HD inline T rounded_mul(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == sizeof(float)) return __fmul_rn(a, b);
+  else return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+template <class T>
+CASCADE_HD inline T rounded_add(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == sizeof(float)) return __fadd_rn(a, b);
+  else return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
 enum class Precision { Single, Double };
 enum class BackendKind { Cpu, Cuda };
 

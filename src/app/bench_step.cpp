@@ -31,6 +31,7 @@ struct StepRow {
   long n;
   double step_ms, floor_ms, steps_per_s;
   double fixed_ms;        //!< the same step without the CFL maximum (fixed dt): no reduction, no wait
+  double graph_ms;        //!< the step on the device (Solver::steps_toward, kGraphChunk a launch); NaN: none
   double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
   double solver_bytes;    //!< fields the solver holds
   std::string where;      //!< the backend's description (threads, how the FFTs were planned)
@@ -39,6 +40,9 @@ struct StepRow {
 
 //! What the CFL maximum adds to a step, in percent of the step without it.
 double cfl_percent(const StepRow& r) { return 100.0 * (r.step_ms - r.fixed_ms) / r.fixed_ms; }
+
+//! Steps a launch of the step on the device.
+constexpr long kGraphChunk = 64;
 
 template <class Real>
 StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
@@ -85,12 +89,26 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
     fixed.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     s.step(1e30);
   }
+  // The step on the device, where it runs: kGraphChunk steps a launch, the host waiting once.
+  std::vector<double> graphed;
+  s.prepare_graph();
+  if (s.graphed()) {
+    s.steps_toward(1e30, kGraphChunk);  // warm-up
+    for (int k = 0; k < repeats; ++k) {
+      b->synchronize();
+      const long before = s.steps();
+      const auto t0 = Clock::now();
+      s.steps_toward(1e30, kGraphChunk);
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      graphed.push_back(ms / double(std::max(1L, s.steps() - before)));
+    }
+  }
   // The floor: the same transforms with the same plans, alone.
   const std::vector<double> floor = bench::transforms_alone(*b, s.table().stages(), basdevant, std::max(repeats, 20));
   std::size_t used = 0, total = 0;
   b->device_memory(used, total);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
-              median(fixed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
+              median(fixed), graphed.empty() ? NAN : median(graphed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
               describe(b->step_plan())};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
@@ -107,8 +125,9 @@ int run_step_bench(const BenchOptions& o) {
   else fmt::print("{}: CPU rows only\n", why);
   if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
   std::vector<StepRow> rows;
-  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>9}  {}\n", "backend", "prec",
-             "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "bytes/pt", "GPU GiB", "fused");
+  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>8} {:>10} {:>7} {:>10} {:>9}  {}\n",
+             "backend", "prec", "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "CFL %", "graph ms",
+             "ratio", "bytes/pt", "GPU GiB", "fused");
   std::vector<bool> callbacks;  // the rows: with the step's own transforms, without, or both
   if (o.callbacks != "off") callbacks.push_back(true);
   if (o.callbacks != "on") callbacks.push_back(false);
@@ -122,10 +141,11 @@ int run_step_bench(const BenchOptions& o) {
           const StepRow r = p == Precision::Single
                                 ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb)
                                 : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb);
-          fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.1f} {:>9.2f}  {}\n",
+          fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.4f} {:>7.3f} "
+                     "{:>10.1f} {:>9.2f}  {}\n",
                      r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
-                     r.step_ms / r.floor_ms, cfl_percent(r), r.solver_bytes / (double(n) * double(n)), r.device_gib,
-                     r.fused);
+                     r.step_ms / r.floor_ms, cfl_percent(r), r.graph_ms, r.graph_ms / r.floor_ms,
+                     r.solver_bytes / (double(n) * double(n)), r.device_gib, r.fused);
           if (k == BackendKind::Cpu) fmt::print("        {}\n", r.where);  // threads, how the FFTs were planned
           std::fflush(stdout);
           rows.push_back(r);
@@ -135,11 +155,11 @@ int run_step_bench(const BenchOptions& o) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
     csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,fixed_dt_ms,cfl_percent,"
-           "solver_bytes_per_point,gpu_gib,fused\n";
+           "graph_ms_per_step,solver_bytes_per_point,gpu_gib,fused\n";
     for (const StepRow& r : rows)
-      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.5f},{:.3f},{:.2f},{:.3f},\"{}\"\n", r.backend,
-                         r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
-                         r.step_ms / r.floor_ms, r.fixed_ms, cfl_percent(r),
+      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.5f},{:.3f},{:.5f},{:.2f},{:.3f},\"{}\"\n",
+                         r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
+                         r.step_ms / r.floor_ms, r.fixed_ms, cfl_percent(r), r.graph_ms,
                          r.solver_bytes / (double(r.n) * double(r.n)), r.device_gib, r.fused);
   }
   return 0;

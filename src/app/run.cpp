@@ -278,6 +278,8 @@ int run_with(Config c, const RunOptions& o, BackendKind kind, const std::string&
                (kind == BackendKind::Cuda
                     ? fmt::format("; FFT work area {:.2f} GiB", backend->fft_work_bytes() / 1073741824.0)
                     : std::string()));
+  solver.prepare_graph();
+  console.info("steps: " + solver.graph_note());
 
   // ---- the output directory: what a restart keeps is read and checked first; only when every
   // input has passed is anything written

@@ -96,7 +96,20 @@ template <class Real>
 Moment<Real> Simulation<Real>::step() {
   double next = config_.time.t_end;
   for (const auto& h : handlers_) next = std::min(next, h->schedule.next);
-  const StepReport last = solver_.step(next);
+  // Where the device chooses the steps (Solver::graphed), many in one launch: up to the next
+  // periodic line and time.max_steps, and about kChunkSeconds of them.
+  long chunk = 1;
+  if (solver_.graphed()) {
+    chunk = std::min(chunk_, progress_.steps_to_print(solver_.steps()));
+    if (config_.time.max_steps > 0) chunk = std::min(chunk, config_.time.max_steps - steps_taken());
+  }
+  const long before = solver_.steps();
+  const auto began = SimClock::now();
+  const StepReport last = solver_.steps_toward(next, std::max(1L, chunk));
+  if (solver_.graphed() && solver_.steps() - before >= chunk) {  // the whole chunk: how long it took
+    const double per_step = std::chrono::duration<double>(SimClock::now() - began).count() / double(chunk);
+    chunk_ = std::clamp(per_step > 0 ? long(kChunkSeconds / per_step) : kChunkSteps, 2L, kChunkSteps);
+  }
   if (!last.dropped.empty()) {  // ensemble.on_blowup: drop
     int left = 0;
     for (int g = 0; g < solver_.members(); ++g) left += solver_.dropped(g) ? 0 : 1;

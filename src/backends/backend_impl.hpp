@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -326,30 +327,46 @@ class BackendImpl final : public Backend<Real> {
                                  f ? f->data() : nullptr, w ? w->data() : nullptr, s.data(), a.data(), b.data(),
                                  advective ? cc->data() : nullptr, advective ? d->data() : nullptr};
     const SpectralSumsOfMode<Real> sums{shape(), linear(lin), s.data(), f ? f->data() : nullptr};
+    const int i = c.stage;
+    if constexpr (Exec::kCanGraph) {  // a step the host chose: its numbers in the device's clock
+      if (!exec_.recording()) exec_.ensure_stage(i, c.h, c.hb, c.ha, budget);
+    }
     if constexpr (Exec::kCanFuse) {
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
-        if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ
-          const EachMember<PackedStage<Real>> each{packed_stage, member_lin_.data()};
-          if (budget) exec_.sum_into_budget(s.size(), each, *budget);
-          else exec_.for_each(s.size(), each);
-          return;
-        }
-        if (budget) exec_.sum_into_budget(s.size(), packed_stage, *budget);
-        else exec_.for_each(s.size(), packed_stage);
-        return;
+        if (!member_lin_.empty())  // an ensemble whose members' coefficients differ
+          return run_stage(s.size(), EachMember<PackedStage<Real>>{packed_stage, member_lin_.data()}, budget, i);
+        return run_stage(s.size(), packed_stage, budget, i);
       }
     }
     if (!member_lin_.empty()) {  // an ensemble whose members' coefficients differ
-      if (!budget) return exec_.for_each(s.size(), EachMember<FusedStage<Real>>{stage, member_lin_.data()});
-      return exec_.sum_into_budget(s.size(), EachMember<FusedStageWithSums<Real>>{{stage, sums}, member_lin_.data()},
-                                   *budget);
+      if (!budget) return run_stage(s.size(), EachMember<FusedStage<Real>>{stage, member_lin_.data()}, budget, i);
+      return run_stage(s.size(), EachMember<FusedStageWithSums<Real>>{{stage, sums}, member_lin_.data()}, budget, i);
     }
-    if (!budget) {
-      exec_.for_each(s.size(), stage);
-      return;
-    }
-    exec_.sum_into_budget(s.size(), FusedStageWithSums<Real>{stage, sums}, *budget);
+    if (!budget) return run_stage(s.size(), stage, budget, i);
+    run_stage(s.size(), FusedStageWithSums<Real>{stage, sums}, budget, i);
+  }
+
+  std::string step_graph_unavailable() const override {
+    if (this->slab_.members_split()) return "the ensemble's CFL maximum is agreed between MPI ranks from the host";
+    if constexpr (Exec::kCanGraph) return exec_.graph_unavailable();
+    return std::string("the ") + to_string(Exec::kKind) + " backend steps from the host";
+  }
+  void capture_step_graph(const StepRule& rule, const std::function<void()>& first,
+                          const std::function<void()>& step) override {
+    const std::string why = step_graph_unavailable();
+    if (!why.empty()) throw RunError("capture_step_graph: " + why);
+    if constexpr (Exec::kCanGraph) exec_.capture_graph(rule, first, step);
+  }
+  long run_step_graph(StepClock& k, double t_output, long max_steps) override {
+    if constexpr (Exec::kCanGraph) return exec_.run_graph(k, t_output, max_steps);
+    throw RunError("run_step_graph: " + step_graph_unavailable());
+  }
+  void drop_step_graph() override {
+    if constexpr (Exec::kCanGraph) exec_.drop_graph();
+  }
+  void set_step_clock(const StepClock& k) override {
+    if constexpr (Exec::kCanGraph) exec_.set_clock(k);
   }
   void budget_integrals(double* out) override { exec_.budget_integrals(out); }
   void set_budget_integrals(const double* in) override { exec_.set_budget_integrals(in); }
@@ -394,6 +411,23 @@ class BackendImpl final : public Backend<Real> {
   }
 
  private:
+  //! A fused stage over every index, adding the budget sums with `budget`'s weights or not.
+  //! On a GPU its h-dependent numbers (stage i's) and the weights are the device clock's
+  //! (Clocked): the same kernels whether the host chose the step (fused_stage put them there)
+  //! or the device did (the step recorded as a graph).
+  template <class Fn>
+  void run_stage(std::size_t n, const Fn& f, const BudgetWeights* budget, int i) {
+    if constexpr (Exec::kCanGraph) {
+      const Clocked<Fn> clocked{f, exec_.step_clock(), i};
+      if constexpr (std::is_void_v<decltype(f(std::size_t(0)))>) exec_.for_each(n, clocked);
+      else if (budget) exec_.sum_into_budget(n, clocked, *budget, exec_.step_weights());
+      else exec_.for_each(n, clocked);
+    } else {
+      if constexpr (std::is_void_v<decltype(f(std::size_t(0)))>) exec_.for_each(n, f);  // no sums to add
+      else if (budget) exec_.sum_into_budget(n, f, *budget);
+      else exec_.for_each(n, f);
+    }
+  }
   //! The functor over every index, starting its results' maximum (cfl_maximum) or not.
   template <class Fn>
   void max_or_not(bool with_max, std::size_t n, const Fn& f) {

@@ -382,6 +382,14 @@ std::vector<DeckKey> make_table() {
                "`auto`: the tuning table's level for the strategy",
                "`auto`; `off`; `store` (the forward transforms store the kept modes alone); `all` (and the inverse "
                "ones load them alone). `store` and `all` are refused on the cpu backend and over MPI ranks"})
+      .choice("step_graph", &RunConfig::step_graph, kStepGraph,
+              {"whether the step runs on the device as a CUDA graph that chooses its own dt from the CFL maximum "
+               "(cuda on one GPU; [docs/gpu-step.md](../docs/gpu-step.md#the-step-on-the-device)): the host "
+               "launches once for many steps and never waits for the maximum. The same steps, bit for bit",
+               "",
+               "`auto`: on wherever it can run (cuda, one process, no white-noise forcing)",
+               "`auto`; `on` (refused, exit 2, where it cannot run); `off` (the host chooses each dt and launches "
+               "each step)"})
       .integer("exchange_chunks", &RunConfig::exchange_chunks,
                {at_least(0, "a chunk count >= 0 (0 = auto)")},
                {"cuda over MPI ranks: the chunks each transform's all-to-all is split into, each sent while the "

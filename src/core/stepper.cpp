@@ -35,12 +35,18 @@ const IfRkTable& stepper_table(const std::string& name) {
   throw InputError("time.stepper: expected rk4 or rk3, found '" + name + "'");
 }
 
+namespace {
+//! The factor of h in stage i's step to the next stage value (a_{i+1}; low storage a_{i+1} - b_i).
+double a_next(const IfRkTable& t, int i) { return t.low_storage ? t.a[i + 1] - t.b[i] : t.a[i + 1]; }
+}  // namespace
+
 std::vector<StageCoefficients> stage_coefficients(const IfRkTable& t, double h) {
   const int s = t.stages();
   std::vector<StageCoefficients> out(s);
   for (int i = 0; i < s; ++i) {
     StageCoefficients& k = out[i];
     k.h = h;
+    k.stage = i;
     k.dS = t.c[i] - (i > 0 ? t.c[i - 1] : 0.0);
     k.hb = h * t.b[i];
     k.last = i == s - 1;
@@ -48,10 +54,26 @@ std::vector<StageCoefficients> stage_coefficients(const IfRkTable& t, double h) 
     if (!k.last) {
       k.dW = t.c[i + 1];
       k.dK = t.c[i + 1] - t.c[i];
-      k.ha = h * (t.low_storage ? t.a[i + 1] - t.b[i] : t.a[i + 1]);
+      k.ha = h * a_next(t, i);
     }
   }
   return out;
+}
+
+StepRule step_rule(const IfRkTable& t, const DtPolicy& policy, double n2, ForcingKind forcing) {
+  if (t.stages() > kMaxStages)
+    throw RunError("stepper " + t.name + ": " + std::to_string(t.stages()) + " stages, at most " +
+                   std::to_string(kMaxStages) + " supported");
+  StepRule r;
+  r.policy = policy;
+  r.stages = t.stages();
+  for (int i = 0; i < r.stages; ++i) {
+    r.b[i] = t.b[i];
+    r.a_next[i] = i + 1 < r.stages ? a_next(t, i) : 0.0;
+  }
+  r.n2 = n2;
+  r.forcing = forcing;
+  return r;
 }
 
 }  // namespace cascade

@@ -56,6 +56,21 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   // tuning table of src/core/step_plan.cpp), unless the backend has its plan already.
   if (!request) request = step_request_from(config.run.step_transforms, config.run.fft_callbacks);
   b_.prepare_step(*request, !advective());
+  set_forcing_kind(ForcingKind::None);
+
+  // The step on the device (run.step_graph): where the backend can record it, and every step's
+  // work is on the device (white noise is drawn from the host, a step at a time).
+  std::string why = b_.step_graph_unavailable();
+  if (why.empty() && eq_.white_noise()) why = "white-noise forcing is drawn from the host, a step at a time";
+  const std::string& want = config.run.step_graph;
+  if (want == "on" && !why.empty()) throw InputError("run.step_graph: on, but " + why);
+  graph_required_ = want == "on";
+  if (want != "off" && why.empty()) {
+    graph_ = Graph::Pending;
+    graph_note_ = "on the device (a CUDA graph of the step that chooses its own dt)";
+  } else {
+    graph_note_ = want == "off" ? "from the host (run.step_graph: off)" : "from the host (" + why + ")";
+  }
 }
 
 template <class Real>
@@ -85,11 +100,11 @@ void Solver<Real>::initialise(const InitialField* file) {
   if (batch_ > 1) initialise_members(file);
   else std::visit([&](const auto& initial) { initial.apply(*this, file); }, make_initial(config_.initial, b_.grid()));
   forcing_hat_.reset();
-  forcing_kind_ = ForcingKind::None;
+  set_forcing_kind(ForcingKind::None);
   if (eq_.forced()) {
     forcing_hat_ = b_.spectral_field();
-    forcing_kind_ = eq_.white_noise() ? ForcingKind::WhiteNoise : ForcingKind::Fixed;
-    if (forcing_kind_ == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (begin_step)
+    set_forcing_kind(eq_.white_noise() ? ForcingKind::WhiteNoise : ForcingKind::Fixed);
+    if (forcing_kind_ == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (advance)
   }
   t_ = 0;
   step_ = 0;
@@ -263,7 +278,20 @@ void Solver<Real>::set_forcing(const std::vector<Real>& f) {
   b_.from_host(f, u_);
   b_.forward(u_, *forcing_hat_);
   b_.apply_mask(*forcing_hat_);
-  forcing_kind_ = ForcingKind::Fixed;  // steady: its injection enters the budget like Kolmogorov's
+  set_forcing_kind(ForcingKind::Fixed);  // steady: its injection enters the budget like Kolmogorov's
+}
+
+//! The forcing's kind enters the step's rule (the budget's weights); a step recorded on the
+//! device holds the forcing's buffer and its kind: it is recorded again.
+template <class Real>
+void Solver<Real>::set_forcing_kind(ForcingKind kind) {
+  forcing_kind_ = kind;
+  const double n = double(b_.grid().size());
+  rule_ = step_rule(table_, policy_, n * n, kind);
+  if (graph_ == Graph::Ready) {
+    b_.drop_step_graph();
+    graph_ = Graph::Pending;
+  }
 }
 
 template <class Real>
@@ -377,11 +405,16 @@ void Solver<Real>::evaluation_inputs() {
 //! the forward transforms are queued, so that the device works while the host waits; the
 //! later stages pass false.
 template <class Real>
-Real Solver<Real>::evaluate_products(bool cfl) {
+void Solver<Real>::queue_products(bool cfl) {
   inputs_ready_ = false;  // the inverse transforms overwrite their inputs
   const bool adv = advective();
   b_.nonlinear_products(adv, cfl, a_hat_, b_hat_, adv ? &c_hat_ : nullptr, adv ? &d_hat_ : nullptr, u_, v_,
                         adv ? &wx_ : nullptr, adv ? &wy_ : nullptr);
+}
+
+template <class Real>
+Real Solver<Real>::evaluate_products(bool cfl) {
+  queue_products(cfl);
   return cfl ? b_.cfl_maximum() : Real(0);
 }
 
@@ -390,9 +423,9 @@ Real Solver<Real>::evaluate_products(bool cfl) {
 //! The stages of a step of size h, from the products of the first evaluation (in the work
 //! fields): each fused stage leaves the next evaluation's inputs there (see stepper.hpp and
 //! ns_ops.cuh FusedStage); the last leaves those of the new state.
-//! The first stage also adds the budget rates of the start state (begin_step's weights).
+//! The first stage also adds the budget rates of the start state (take_step's weights).
 template <class Real>
-void Solver<Real>::advance(double h, const BudgetWeights& budget) {
+void Solver<Real>::stages(double h, const BudgetWeights& budget) {
   const std::vector<StageCoefficients> stages = stage_coefficients(table_, h);
   Buffer<Cplx>* w = table_.low_storage ? nullptr : &W_;
   const bool adv = advective();
@@ -479,31 +512,34 @@ std::vector<Diagnostics> Solver<Real>::all_members(const std::vector<Diagnostics
 //! The weights that add the rates of `s` (the current state) to the interval's integrals
 //! (host side: the end half of the last step, when a diagnostics row closes the interval).
 template <class Real>
-BudgetWeights Solver<Real>::budget_weights(double d_weight, bool white_noise_step, double h) const {
-  const double n2 = double(b_.grid().size()) * double(b_.grid().size());
-  BudgetWeights w;
-  w.d = d_weight / n2;
-  if (forcing_kind_ == ForcingKind::Fixed) w.inj = w.d;
-  if (forcing_kind_ == ForcingKind::WhiteNoise && white_noise_step) {
-    // The energy the increment h F adds to omega_n: h Re<omega, F> + h^2/2 |F|^2.
-    w.inj = h / n2;
-    w.f2 = 0.5 * h * h / n2;
-  }
-  return w;
+StepClock Solver<Real>::clock() const {
+  StepClock k;
+  k.t = t_;
+  k.dt_prev = dt_prev_;
+  k.step = step_;
+  k.budget_last_dt = budget_.last_dt;
+  k.budget_interval = budget_.interval;
+  k.budget_open = budget_.open ? 1 : 0;
+  return k;
 }
 
-//! Before the stages of a step of size h: draw the white-noise forcing of this step (held
-//! fixed across its stages, |F| ~ 1/sqrt(h)); return the weights with which the first stage
-//! adds the step's start half to the budget (and the previous step's end half, still pending:
-//! both are rates at the same state).
 template <class Real>
-BudgetWeights Solver<Real>::begin_step(double h) {
-  if (forcing_kind_ == ForcingKind::WhiteNoise) draw_forcing(step_, h);
-  const BudgetWeights w = budget_weights((budget_.open ? 0.5 * budget_.last_dt : 0.0) + 0.5 * h, true, h);
-  budget_.open = true;
-  budget_.last_dt = h;
-  budget_.interval += h;
-  return w;
+void Solver<Real>::set_clock(const StepClock& k) {
+  t_ = k.t;
+  dt_prev_ = k.dt_prev;
+  step_ = k.step;
+  budget_.last_dt = k.budget_last_dt;
+  budget_.interval = k.budget_interval;
+  budget_.open = k.budget_open != 0;
+}
+
+//! The step the clock has just taken (take_step: k.step is one past it): the white-noise
+//! forcing of this step (held fixed across its stages, |F| ~ 1/sqrt(h)), then its stages.
+template <class Real>
+void Solver<Real>::advance(const StepClock& k) {
+  if (forcing_kind_ == ForcingKind::WhiteNoise) draw_forcing(k.step - 1, k.h);
+  b_.set_step_clock(k);
+  stages(k.h, k.weights);
 }
 
 template <class Real>
@@ -514,26 +550,80 @@ StepReport Solver<Real>::step(double t_output) {
   if (drop_ && batch_ > 1) drop_members(rate, t_output, report);
   const DtChoice c = choose_dt(policy_, rate, dt_prev_, t_, t_output);
   const double dx = std::min(b_.grid().dx(), b_.grid().dy());
-  if (!std::isfinite(rate))
-    throw BlowUp(fmt::format("blow-up at step {}, t = {:.9g}, dt = {:.3e}: the velocity is not finite{} "
-                             "(max(|u|/dx + |v|/dy) = {})",
-                             step_ + 1, t_, dt_prev_, blown_members(), rate));
-  if (c.limit != DtLimit::Output && c.dt < policy_.dt_min)
-    throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
-                             "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g}){}",
-                             step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx, fastest_member()));
-  if (!c.lands && !(t_ + c.dt > t_))
-    throw BlowUp(fmt::format("time step {:.3e} at step {}, t = {:.17g}, is below the resolution of t", c.dt,
-                             step_ + 1, t_));
-  advance(c.dt, begin_step(c.dt));
-  t_ = c.lands ? t_output : t_ + c.dt;
-  dt_prev_ = c.limit == DtLimit::Output ? dt_prev_ : c.dt;  // a shortened step does not slow the ramp
-  ++step_;
+  switch (verdict(rule_, c, rate, t_)) {
+    case StepVerdict::NotFinite:
+      throw BlowUp(fmt::format("blow-up at step {}, t = {:.9g}, dt = {:.3e}: the velocity is not finite{} "
+                               "(max(|u|/dx + |v|/dy) = {})",
+                               step_ + 1, t_, dt_prev_, blown_members(), rate));
+    case StepVerdict::BelowDtMin:
+      throw BlowUp(fmt::format("time step below dt_min at step {}, t = {:.9g}: dt = {:.3e} < {:.3e}, "
+                               "max(|u|/dx + |v|/dy) = {:.6g} (max velocity about {:.6g}){}",
+                               step_ + 1, t_, c.dt, policy_.dt_min, rate, rate * dx, fastest_member()));
+    case StepVerdict::BelowResolution:
+      throw BlowUp(fmt::format("time step {:.3e} at step {}, t = {:.17g}, is below the resolution of t", c.dt,
+                               step_ + 1, t_));
+    case StepVerdict::Go: break;
+  }
+  StepClock k = clock();
+  take_step(k, rule_, c, rate, t_output);
+  advance(k);
+  set_clock(k);
   report.dt = c.dt;
   report.limit = c.limit;
   report.landed = c.lands;
   report.cfl_rate = rate;
   return report;
+}
+
+template <class Real>
+StepReport Solver<Real>::steps_toward(double t_output, long max_steps) {
+  if (graph_ == Graph::Off || max_steps < 2) return step(t_output);
+  prepare_graph();
+  if (graph_ == Graph::Off) return step(t_output);
+  StepClock k = clock();
+  const long taken = b_.run_step_graph(k, t_output, max_steps);
+  inputs_ready_ = false;  // the step on the device left the work fields to the next evaluation's
+  // None taken: the first step cannot be (a blow-up, dt below dt_min): the host's step stops
+  // the run, or drops members, with its words.
+  if (taken == 0) return step(t_output);
+  set_clock(k);
+  StepReport report;
+  report.dt = k.dt;
+  report.limit = DtLimit(k.limit);
+  report.landed = k.lands != 0;
+  report.cfl_rate = k.rate;
+  return report;
+}
+
+//! The step on the device, recorded once: the evaluation of the state (its inputs, the
+//! products with the CFL maximum), then a step's stages (their h-dependent numbers and the
+//! budget's weights read from the device's clock: fused_stage sees coef.stage; the values
+//! passed here are NaN, which nothing may read) and the next evaluation. The backend adds the
+//! clock (take_step) after each evaluation and loops over the second part.
+template <class Real>
+void Solver<Real>::prepare_graph() {
+  if (graph_ != Graph::Pending) return;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  try {
+    b_.capture_step_graph(
+        rule_,
+        [&] {
+          evaluation_inputs();
+          queue_products(true);
+        },
+        [&] {
+          stages(nan, BudgetWeights{nan, nan, nan});
+          queue_products(true);
+        });
+  } catch (const RunError& e) {
+    inputs_ready_ = false;
+    if (graph_required_) throw RunError(std::string("run.step_graph: on, but the device refused the graph: ") + e.what());
+    graph_ = Graph::Off;
+    graph_note_ = std::string("from the host (the device refused the graph: ") + e.what() + ")";
+    return;
+  }
+  inputs_ready_ = false;
+  graph_ = Graph::Ready;
 }
 
 template <class Real>
@@ -606,10 +696,12 @@ template <class Real>
 void Solver<Real>::step_fixed(double dt) {
   if (!inputs_ready_) evaluation_inputs();
   evaluate_products(false);  // no CFL maximum: the step is given
-  advance(dt, begin_step(dt));
-  t_ += dt;
-  dt_prev_ = dt;
-  ++step_;
+  StepClock k = clock();
+  DtChoice c;
+  c.dt = dt;
+  take_step(k, rule_, c, 0.0, t_);
+  advance(k);
+  set_clock(k);
 }
 
 template <class Real>
@@ -697,7 +789,7 @@ std::vector<Diagnostics> Solver<Real>::diagnose_interval_members() {
       if (budget_.open) {  // the last step's end half, at the current state
         const Buffer<Cplx> f = forcing() ? member(*forcing(), m) : Buffer<Cplx>();
         accumulate_budget(integral, b_.spectral_sums(linear_of(m), member(S_, m), forcing() ? &f : nullptr),
-                          budget_weights(0.5 * budget_.last_dt, false, 0.0));
+                          budget_weights(rule_, 0.5 * budget_.last_dt, false, 0.0));
       }
       const double T = budget_.interval;
       Diagnostics& d = out[std::size_t(m)];

@@ -27,6 +27,7 @@ class CpuLoops {
   static constexpr BackendKind kKind = BackendKind::Cpu;
   static constexpr bool kCanFuse = false;   //!< no GPU transforms with the step's work folded in
   static constexpr bool kRowFused = false;  //!< CpuExec: the evaluation row by row (prepare_rows)
+  static constexpr bool kCanGraph = false;  //!< the step is chosen and launched from the host
 
   //! run.threads beyond the cores available are not started (threads would only contend).
   //! `members`: the fields of an ensemble each buffer holds (the budget sums go member by member).

@@ -24,6 +24,7 @@
 #include "backends/cuda/plain_eval.cuh"
 #include "backends/cuda/pruned_eval.cuh"
 #include "backends/cuda/row_kernel_eval.cuh"
+#include "backends/cuda/step_graph.cuh"
 #include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
@@ -40,6 +41,7 @@ class CudaExec {
   static constexpr BackendKind kKind = BackendKind::Cuda;
   static constexpr bool kCanFuse = true;    //!< prepare_plan: kernels/fft_callbacks.cuh
   static constexpr bool kRowFused = false;  //!< the CPU's evaluation row by row
+  static constexpr bool kCanGraph = true;   //!< the step on the device (step_graph.cuh)
 
   //! `members`: the fields of an ensemble each buffer holds, transformed as one batch.
   CudaExec(const Grid& grid, int device, int members = 1) : CudaExec(grid, device, true, members) {}
@@ -173,11 +175,13 @@ class CudaExec {
   //! data: the maximum is fused into the kernel that does the work, down to the one number,
   //! which the kernel writes to pinned host memory), and max_result() waits for that kernel
   //! alone: work queued after this call keeps the device busy while the host waits.
+  //! While the step is being recorded (StepGraph) the maximum goes to device memory, where the
+  //! step's clock reads it, and no event is recorded.
   template <class Fn>
   void for_each_max_async(std::size_t n, const Fn& f) {
-    reduction_kernels::launch_max_for_each(n, f, blocks_cap_, d_partials_, d_ticket_, d_max_, stream_);
+    reduction_kernels::launch_max_for_each(n, f, blocks_cap_, d_partials_, d_ticket_, max_out(), stream_);
     CASCADE_CUDA_CHECK_LAUNCH();
-    CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
+    if (!graph_.recording()) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
   }
   Real max_result() const {
     CASCADE_CUDA_CHECK(cudaEventSynchronize(max_ready_));
@@ -193,8 +197,9 @@ class CudaExec {
   //! budget integrals on the device: two kernels, no host synchronisation.
   //! Each member's indices (n / members of them) go to their own blocks (a grid row a member)
   //! and integrals.
+  //! `dw`: the weights in device memory instead (a fused stage's: the step clock's).
   template <class Fn>
-  void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w) {
+  void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w, const BudgetWeights* dw = nullptr) {
     constexpr int kThreads = 256;
     const std::size_t per = n / std::size_t(members_);
     const std::size_t want = (per + kThreads - 1) / kThreads;
@@ -203,7 +208,8 @@ class CudaExec {
     const dim3 grid{unsigned(blocks), unsigned(members_)};
     cuda_launch::for_each_sum_kernel<kThreads, SpectralSums><<<grid, kThreads, 0, stream_>>>(per, f, d_sum_partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
-    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(d_sum_partials_, blocks, w, d_budget_);
+    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
+        d_sum_partials_, blocks, w, dw, d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
   void budget_integrals(double* out) { copy_to_host(d_budget_, out, 6 * std::size_t(members_)); }
@@ -320,9 +326,36 @@ class CudaExec {
   //! Basdevant's evaluation row by row (RowKernelEval::run); max_result() then waits for the
   //! row kernel alone.
   void step_row_products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed) {
-    rows_.run(pruned_, a, b, cfl, speed, {d_partials_, d_ticket_, d_max_}, stream_, [&] {
-      if (cfl) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
+    rows_.run(pruned_, a, b, cfl, speed, {d_partials_, d_ticket_, max_out()}, stream_, [&] {
+      if (cfl && !graph_.recording()) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
     });
+  }
+
+  // ---- the step on the device (step_graph.cuh; Backend::capture_step_graph, run_step_graph)
+
+  //! "" where the step can be recorded as a graph that chooses its own dt; else why not.
+  std::string graph_unavailable() const {
+    if (cuda_sync_check_enabled()) return "CASCADE_SYNC_CHECK synchronises after every kernel";
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    if (std::min(runtime, driver) < 12040) return "the CUDA driver predates conditional graph nodes (12.4)";
+    return "";
+  }
+  void capture_graph(const StepRule& rule, const std::function<void()>& first, const std::function<void()>& step) {
+    graph_.record(stream_, rule, first, step);
+  }
+  long run_graph(StepClock& k, double t_output, long max_steps) { return graph_.run(stream_, k, t_output, max_steps); }
+  void drop_graph() { graph_.destroy(); }
+  //! The device clock the fused stages read their h-dependent numbers from (the budget's
+  //! last kernel its weights), in a step the host chose as in one the device chose.
+  const StepClock* step_clock() { return graph_.clock(); }
+  const BudgetWeights* step_weights() { return graph_.weights(); }
+  bool recording() const { return graph_.recording(); }
+  void set_clock(const StepClock& k) { graph_.set_clock(stream_, k); }
+  //! Stage i of a step the host chose: the clock made to hold these numbers (StepGraph).
+  void ensure_stage(int i, double h, double hb, double ha, const BudgetWeights* w) {
+    graph_.ensure_stage(stream_, i, h, hb, ha, w);
   }
   //! The step's transforms of one field (the inverse overwrites its input), and of a pair of
   //! fields, each followed by the other in one allocation (has_pairs()).
@@ -345,6 +378,10 @@ class CudaExec {
 
  protected:
   using Params = TransformCallbackParams<Real>;
+
+  //! Where the CFL maximum goes: pinned host memory (max_result reads it), or, while the step is
+  //! being recorded, the step clock's device memory.
+  Real* max_out() const { return graph_.recording() ? graph_.max_slot() : d_max_; }
 
   //! Pruned transforms: their own, or around the row kernel.
   bool pruned() const { return strategy_ == StepStrategy::Pruned || strategy_ == StepStrategy::Rows; }
@@ -439,6 +476,7 @@ class CudaExec {
   PrunedEval<Real> pruned_;
   RowKernelEval<Real> rows_;
   ComplexPairEval<Real> complex_pairs_;
+  StepGraph<Real> graph_;  //!< the step on the device, once recorded
 };
 
 }  // namespace cascade

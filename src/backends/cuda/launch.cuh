@@ -53,17 +53,19 @@ __global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f
 }
 
 //! A block a member (blockIdx.x): the sum of its `count` per-block partials, weighted into its
-//! six budget integrals.
+//! six budget integrals with the weights `w`, or those at `dw` where given (the step on the
+//! device: its clock's).
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
-                                                              BudgetWeights w, double* d_integrals) {
+                                                              BudgetWeights w, const BudgetWeights* dw,
+                                                              double* d_integrals) {
   const SpectralSums* mine = d_partials + std::size_t(blockIdx.x) * count;
   SpectralSums acc{};
   for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + mine[i];
   using Reduce = cub::BlockReduce<SpectralSums, BLOCK>;
   __shared__ typename Reduce::TempStorage temp;
   const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
-  if (threadIdx.x == 0) accumulate_budget(d_integrals + 6 * std::size_t(blockIdx.x), total, w);
+  if (threadIdx.x == 0) accumulate_budget(d_integrals + 6 * std::size_t(blockIdx.x), total, dw ? *dw : w);
 }
 
 //! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,

@@ -73,6 +73,7 @@ class CudaSlabExec : public CudaExec<Real> {
   //! The slab transforms are batched 1D plans around an exchange: no fused transforms (the
   //! callbacks' offsets would be those of the 1D plans, not modes).
   static constexpr bool kCanFuse = false;
+  static constexpr bool kCanGraph = false;  //!< the CFL maximum is agreed between ranks from the host
   CudaSlabExec(const Grid& grid, int device, int chunks)
       : Base(grid, device, false), ranks_(parallel::size()), rank_(parallel::rank()), nx_(grid.nx) {
     require_slabs_fit(grid, ranks_);

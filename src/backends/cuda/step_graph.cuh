@@ -1,0 +1,210 @@
+//! @file StepGraph: the adaptive step recorded as a CUDA graph that chooses its own dt
+//! (Backend::capture_step_graph, run_step_graph; docs/gpu-step.md).
+//!
+//!   [the evaluation of the state] -> clock -> while (the clock goes on) {
+//!       [the stages of the step] -> [the evaluation of the new state] -> clock }
+//!
+//! The clock is one thread (step_clock_kernel): from the CFL maximum the evaluation left in
+//! device memory it applies the host's rule (include/cascade/step_clock.hpp: choose_dt, verdict,
+//! take_step) and sets the loop's condition, so the host launches once for up to max_steps steps
+//! and waits once. A step whose verdict is not Go is not taken (the loop ends before its
+//! stages): the host takes it, and stops the run with its words. The loop is a conditional
+//! node (CUDA 12.4 and later) whose body is recorded by stream capture, cuFFT's kernels with it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <string>
+
+#include "cascade/error.hpp"
+#include "cascade/step_clock.hpp"
+#include "backends/cuda/cuda_check.hpp"
+
+namespace cascade {
+
+//! The clock of the step on the device and what a launch asks of it, in device memory.
+struct StepGraphState {
+  StepClock k;
+  double t_output;
+  long max_steps;
+  long taken;  //!< steps taken in this launch
+};
+
+namespace step_graph_kernels {
+
+//! The clock after an evaluation: take the step the CFL maximum allows, or end the loop (the
+//! launch has taken max_steps, its last step landed on the output time, or this one cannot be
+//! taken).
+template <class Real>
+__global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule,
+                                  cudaGraphConditionalHandle loop) {
+  bool go = false;
+  if (s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
+    const double rate = double(*max_rate);
+    const DtChoice c = choose_dt(rule.policy, rate, s->k.dt_prev, s->k.t, s->t_output);
+    if (verdict(rule, c, rate, s->k.t) == StepVerdict::Go) {
+      take_step(s->k, rule, c, rate, s->t_output);
+      s->taken += 1;
+      go = true;
+    }
+  }
+  cudaGraphSetConditional(loop, go ? 1u : 0u);
+}
+
+//! The clock of a step the host chose (StepGraph::set_clock), by value.
+__global__ inline void write_clock_kernel(StepGraphState* s, StepClock k) { s->k = k; }
+
+}  // namespace step_graph_kernels
+
+template <class Real>
+class StepGraph {
+ public:
+  StepGraph() = default;
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  ~StepGraph() {
+    destroy();
+    if (d_state_) cudaFree(d_state_);
+    if (d_max_) cudaFree(d_max_);
+    if (h_state_) cudaFreeHost(h_state_);
+  }
+
+  bool ready() const { return exec_ != nullptr; }
+  //! The clock the fused stages read their h-dependent numbers from, and the budget's last
+  //! kernel its weights (device memory): the same kernels for a step the host chose and one
+  //! the device chose, so that both give the same bits.
+  const StepClock* clock() {
+    allocate();
+    return &d_state_->k;
+  }
+  const BudgetWeights* weights() { return &clock()->weights; }
+  //! Where the CFL maximum goes while the step is being recorded (device memory).
+  Real* max_slot() const { return d_max_; }
+  bool recording() const { return recording_; }
+
+  //! A step the host chose: its clock to the device (by value, in stream order), unless the
+  //! device holds it already (the stages of a step check their numbers against it: a caller
+  //! that set none still steps right, at the cost of a copy).
+  void set_clock(cudaStream_t stream, const StepClock& k) {
+    allocate();
+    step_graph_kernels::write_clock_kernel<<<1, 1, 0, stream>>>(d_state_, k);
+    CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+    host_ = k;
+    host_valid_ = true;
+  }
+  //! Stage i of a step the host chose, with these numbers (and, for the first, these budget
+  //! weights): the device's clock made to hold them.
+  void ensure_stage(cudaStream_t stream, int i, double h, double hb, double ha, const BudgetWeights* w) {
+    StepClock k = host_valid_ ? host_ : StepClock{};
+    const bool same = host_valid_ && k.h == h && k.hb[i] == hb && k.ha[i] == ha &&
+                      (!w || (k.weights.d == w->d && k.weights.inj == w->inj && k.weights.f2 == w->f2));
+    if (same) return;
+    k.h = h;
+    k.hb[i] = hb;
+    k.ha[i] = ha;
+    if (w) k.weights = *w;
+    set_clock(stream, k);
+  }
+
+  //! Record the step on `stream` (see the file's comment); `first` and `step` queue their work
+  //! on it. RunError where the device refuses the graph (nothing is left recorded then).
+  void record(cudaStream_t stream, const StepRule& rule, const std::function<void()>& first,
+              const std::function<void()>& step) {
+    destroy();
+    allocate();
+    CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    cudaGraph_t graph = nullptr;
+    CASCADE_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    recording_ = true;
+    try {
+      cudaGraphConditionalHandle loop;
+      CASCADE_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 0, 0));
+      CASCADE_CUDA_CHECK(
+          cudaStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+      first();
+      step_graph_kernels::step_clock_kernel<Real><<<1, 1, 0, stream>>>(d_state_, d_max_, rule, loop);
+      CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+      // The loop, after all of that: a conditional node added to the graph being captured.
+      cudaStreamCaptureStatus status;
+      cudaGraph_t capturing = nullptr;
+      const cudaGraphNode_t* deps = nullptr;
+      std::size_t ndeps = 0;
+      CASCADE_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &capturing, &deps, nullptr, &ndeps));
+      cudaGraphNodeParams params = {};
+      params.type = cudaGraphNodeTypeConditional;
+      params.conditional.handle = loop;
+      params.conditional.type = cudaGraphCondTypeWhile;
+      params.conditional.size = 1;
+      cudaGraphNode_t node;
+      CASCADE_CUDA_CHECK(cudaGraphAddNode(&node, capturing, deps, nullptr, ndeps, &params));
+      cudaGraph_t body = params.conditional.phGraph_out[0];
+      CASCADE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+      CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      CASCADE_CUDA_CHECK(
+          cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+      step();
+      step_graph_kernels::step_clock_kernel<Real><<<1, 1, 0, stream>>>(d_state_, d_max_, rule, loop);
+      CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+      CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
+      CASCADE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+    } catch (...) {
+      recording_ = false;
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+        cudaGraph_t left = nullptr;
+        cudaStreamEndCapture(stream, &left);
+        if (left && left != graph) cudaGraphDestroy(left);
+      }
+      cudaGraphDestroy(graph);
+      exec_ = nullptr;
+      cudaGetLastError();  // what the failed capture left
+      throw;
+    }
+    recording_ = false;
+    graph_ = graph;
+  }
+
+  //! Up to max_steps steps from clock k (Backend::run_step_graph); waits for them.
+  long run(cudaStream_t stream, StepClock& k, double t_output, long max_steps) {
+    if (!exec_) throw RunError("run_step_graph: no step recorded");
+    h_state_->k = k;
+    h_state_->t_output = t_output;
+    h_state_->max_steps = max_steps;
+    h_state_->taken = 0;
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, sizeof(StepGraphState), cudaMemcpyHostToDevice, stream));
+    CASCADE_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_state_, d_state_, sizeof(StepGraphState), cudaMemcpyDeviceToHost, stream));
+    CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    k = h_state_->k;
+    host_ = k;  // what the device's clock holds now
+    host_valid_ = true;
+    return h_state_->taken;
+  }
+
+  void destroy() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
+
+ private:
+  void allocate() {
+    if (d_state_) return;
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_state_, sizeof(StepGraphState)));
+    CASCADE_CUDA_CHECK(cudaMalloc(&d_max_, sizeof(Real)));
+    CASCADE_CUDA_CHECK(cudaHostAlloc(&h_state_, sizeof(StepGraphState), cudaHostAllocDefault));
+  }
+
+  StepClock host_;           //!< what the device's clock holds (host_valid_)
+  bool host_valid_ = false;
+  StepGraphState* d_state_ = nullptr;
+  StepGraphState* h_state_ = nullptr;  //!< pinned: the launch's copies
+  Real* d_max_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  bool recording_ = false;
+};
+
+}  // namespace cascade
