@@ -1,4 +1,4 @@
-//! @file What the equation is measured by: the shell spectra of a mode and the speed at a point
+//! @file What the equation is measured by: the shell spectra of a mode and the speeds at a point
 //! (the fields it is given: include/cascade/fields.hpp).
 #pragma once
 
@@ -65,6 +65,16 @@ struct Speed {
     const Real a = u[idx], b = v[idx];
     return sqrt(a * a + b * b);
   }
+};
+
+//! The CFL speed |u|/dx + |v|/dy at a point (CflSpeed, as the step's maximum takes it;
+//! diagnostics: cfl = dt * its maximum).
+template <class Real>
+struct CflRate {
+  CflSpeed<Real> speed;
+  const Real* u;
+  const Real* v;
+  CASCADE_HD Real operator()(std::size_t idx) const { return speed(u[idx], v[idx]); }
 };
 
 }  // namespace cascade

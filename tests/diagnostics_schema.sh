@@ -2,7 +2,8 @@
 # A restart re-reads diagnostics.csv by its header's names (docs/output-format.md, Diagnostics):
 # a column missing from the header, or a cell that is not its column's kind, is refused with one
 # line and exit 2 before anything is written; the columns in another order are read by name and
-# the kept rows written anew in the schema's order, as a run that was never cut would have them.
+# the kept rows written anew in the schema's order, as a run that was never cut would have them;
+# a file written before the column cfl existed restarts with cfl NaN in its kept rows.
 #   diagnostics_schema.sh CASCADE PYTHON SOURCE_DIR
 set -u
 bin=$1 py=$2 src=$3
@@ -28,7 +29,7 @@ refused() {  # NAME PATTERN EDIT: the edited copy's restart is refused, its dire
 }
 refused missing_column "diagnostics.csv: its header has no column 'max_u'" "sed -i '1s/,max_u,/,maxu,/' diagnostics.csv"
 refused bad_limit "malformed row .* (column cfl_limit)" "sed -i '3s/,output,/,bogus,/' diagnostics.csv"
-refused extra_cell "malformed row .* (18 cells, the header names 17)" "sed -i '3s/\$/,7/' diagnostics.csv"
+refused extra_cell "malformed row .* (19 cells, the header names 18)" "sed -i '3s/\$/,7/' diagnostics.csv"
 refused bad_step "malformed row .* (column step)" "sed -i '3s/^[0-9]*,/x,/' diagnostics.csv"
 # The columns reversed: read by name, rewritten in the schema's order.
 rm -rf "$work/rev" && cp -a "$work/base" "$work/rev"
@@ -38,7 +39,16 @@ rows = [l.rstrip("\n").split(",") for l in open(sys.argv[1])]
 open(sys.argv[1], "w").write("".join(",".join(r[::-1]) + "\n" for r in rows))
 PY
 "$bin" run --restart "$work/rev/checkpoints/$ck" --backend cpu >/dev/null 2>&1 || { echo "FAIL: reordered columns"; exit 1; }
-strip() { cut -d, -f1-10,12-16 "$1"; }   # all but the wall-clock columns
+strip() { cut -d, -f1-11,13-17 "$1"; }   # all but the wall-clock columns
 [ "$(strip "$work/rev/diagnostics.csv")" = "$(strip "$work/full/diagnostics.csv")" ] \
   || { echo "FAIL: reordered columns: the restarted run's rows differ from the full run's"; exit 1; }
-echo "diagnostics schema ok: columns found by name; missing, malformed and extra cells refused"
+# A run written before the column cfl (column 8) existed: it restarts, its kept rows with cfl
+# NaN (not recorded), the new ones with the number, the rest as the full run's.
+rm -rf "$work/old" && cp -a "$work/base" "$work/old" && cut -d, -f1-7,9- "$work/base/diagnostics.csv" >"$work/old/diagnostics.csv"
+"$bin" run --restart "$work/old/checkpoints/$ck" --backend cpu >/dev/null 2>"$work/e.txt" \
+  || { echo "FAIL: a file without the column cfl: restart refused"; cat "$work/e.txt"; exit 1; }
+[ "$(cut -d, -f1-7,9-11,13-17 "$work/old/diagnostics.csv")" = "$(cut -d, -f1-7,9-11,13-17 "$work/full/diagnostics.csv")" ] \
+  || { echo "FAIL: a file without the column cfl: the restarted run's rows differ from the full run's"; exit 1; }
+[ "$(cut -d, -f8 "$work/old/diagnostics.csv" | tr '\n' ' ')" = "cfl nan nan nan $(cut -d, -f8 "$work/full/diagnostics.csv" | tail -2 | tr '\n' ' ')" ] \
+  || { echo "FAIL: a file without the column cfl: column cfl"; cut -d, -f8 "$work/old/diagnostics.csv"; exit 1; }
+echo "diagnostics schema ok: columns found by name; missing, malformed and extra cells refused; older files without cfl restart"

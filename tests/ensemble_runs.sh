@@ -3,6 +3,7 @@
 # varying physics.nu, run to t = 1 with checkpoints every 0.25.
 #  (a) the files' shapes: the member dimension in every HDF5 file (ncdump -h where installed),
 #      diagnostics.csv in long form (3 rows a time, members 0, 1, 2), xarray (open_run) sees it;
+#      each member's own cfl, (t, member), the row's dt times its own velocity's max rate;
 #  (b) a restart from t = 0.5 into the same directory ends with the same final state bit for bit
 #      and the same diagnostics.csv rows (all but the wall-clock columns);
 #  (c) cascade extract takes member 1 out of the t = 0.5 checkpoint; restarted as a single run to
@@ -106,6 +107,18 @@ assert all(rows[3 * i][1] == rows[3 * i + 1][1] == rows[3 * i + 2][1] for i in r
 csv, h5 = io.read_diagnostics(full, "csv"), io.read_diagnostics(full)
 assert np.array_equal(csv["E"].reshape(6, 3), h5["E"]) and h5["cfl_limit"].shape == (6, 3)
 assert list(h5["cfl_limit"][:, 1]) == list(csv["cfl_limit"][1::3])
+# each member's own cfl: (t, member), 0 in the first row, the CSV's; at t = 1 the row's dt times
+# max(|u|/dx + |v|/dy) of the member's velocity from the snapshot's streamfunction
+assert h5["cfl"].shape == (6, 3) and np.array_equal(csv["cfl"].reshape(6, 3), h5["cfl"]), h5["cfl"]
+assert (h5["cfl"][0] == 0).all() and (h5["cfl"][1:] > 0).all(), h5["cfl"]
+s = io.read_snapshot(os.path.join(full, "snapshots", "snap_000002.h5"))
+assert s["attrs"]["time"] == h5["t"][-1] == 1.0
+k = np.fft.fftfreq(32, 1 / 32)
+psi_hat = np.fft.fft2(s["streamfunction"])
+u = np.fft.ifft2(1j * k[:, None] * psi_hat).real
+v = np.fft.ifft2(-1j * k[None, :] * psi_hat).real
+want = h5["dt"][-1] * (np.abs(u) / (2 * np.pi / 32) + np.abs(v) / (2 * np.pi / 32)).max(axis=(1, 2))
+assert np.allclose(h5["cfl"][-1], want, rtol=1e-10, atol=0), (h5["cfl"][-1], want)
 s = io.read_snapshot(os.path.join(full, "snapshots", "snap_000001.h5"))
 assert s["vorticity"].shape == (3, 32, 32), s["vorticity"].shape
 try:
@@ -117,6 +130,7 @@ else:
     r = io.open_run(full)
     assert r["snapshots"].vorticity.dims == ("t", "member", "y", "x") and r["snapshots"].vorticity.shape == (3, 3, 32, 32)
     assert r["diagnostics"].E.dims == ("t", "member") and r["diagnostics"].E.shape == (6, 3)
+    assert r["diagnostics"].cfl.dims == ("t", "member") and r["diagnostics"].cfl.shape == (6, 3)
     assert r["spectra"].E.dims == ("t", "member", "k") and list(r["spectra"].member.values) == [0, 1, 2]
 
 # (b) restart into the same directory: the same final state, bit for bit, and the same rows
@@ -150,7 +164,7 @@ for key in ("t", "E", "Z", "injection", "dissipation", "dissipation_nu", "inject
 
 # (d) member 1's rows are a single run's of its deck
 one = io.read_diagnostics(single, "csv")
-for key in ("t", "E", "Z", "P", "injection", "dissipation", "dissipation_nu", "injection_Z"):
+for key in ("t", "E", "Z", "P", "cfl", "injection", "dissipation", "dissipation_nu", "injection_Z"):
     x, y = one[key], csv[key][1::3]
     assert x.shape == y.shape and np.allclose(x, y, rtol=1e-12, atol=1e-12 * abs(x).max()), (key, abs(x - y).max())
 assert np.array_equal(one["step"], csv["step"][1::3])

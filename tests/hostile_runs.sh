@@ -70,7 +70,7 @@ if [ "$ra$rb" = 02 ] || [ "$ra$rb" = 20 ]; then
 import sys, glob, os
 import numpy as np, cascade_io as io
 a, b = sys.argv[1:3]
-strip = lambda d: [",".join(l.split(",")[:10] + l.split(",")[11:16]) for l in open(d + "/diagnostics.csv")]
+strip = lambda d: [",".join(l.split(",")[:11] + l.split(",")[12:17]) for l in open(d + "/diagnostics.csv")]
 assert strip(a) == strip(b), "diagnostics differ"
 ca, cb = [sorted(glob.glob(d + "/checkpoints/ckpt_*.h5"))[-1] for d in (a, b)]
 assert os.path.basename(ca) == os.path.basename(cb)

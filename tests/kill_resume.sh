@@ -47,7 +47,7 @@ last = lambda d: sorted(glob.glob(os.path.join(d, "checkpoints", "ckpt_*.h5")))[
 a, b = io.read_checkpoint(last(sys.argv[1])), io.read_checkpoint(last(sys.argv[2]))
 assert a["time"] == b["time"] == 2.0
 assert np.array_equal(a["omega_hat"].view(np.uint64), b["omega_hat"].view(np.uint64)), "final states differ"
-rows = lambda d: [",".join(l.split(",")[:10] + l.split(",")[11:16]) for l in open(os.path.join(d, "diagnostics.csv"))]
+rows = lambda d: [",".join(l.split(",")[:11] + l.split(",")[12:17]) for l in open(os.path.join(d, "diagnostics.csv"))]
 assert rows(sys.argv[1]) == rows(sys.argv[2]), "diagnostics differ"
 print("killed and resumed: final state and diagnostics equal bit for bit (step %d)" % a["step"])
 PY

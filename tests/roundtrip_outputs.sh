@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Outputs read back with cascade_io.py match what the solver held: a snapshot's vorticity is
 # the checkpoint's state at the same time, transformed back by numpy; the streamfunction and
-# velocity follow from it spectrally; diagnostics.h5 equals diagnostics.csv; the spectra sum to
+# velocity follow from it spectrally; diagnostics.h5 equals diagnostics.csv, its cfl the row's dt
+# times max(|u|/dx + |v|/dy) of the snapshot's velocity at the row's time; the spectra sum to
 # E and Z (Parseval); snapshots.xmf is valid XML naming every snapshot; the diagnostics columns
 # the files carry (CSV header; HDF5 units and descriptions) are the table of
 # docs/output-format.md, in its order.
@@ -37,8 +38,16 @@ u = np.fft.irfft2(1j * ky[:, None] * psi_hat, s=(ny, nx)); v = np.fft.irfft2(-1j
 for name, want in (("streamfunction", psi), ("u", u), ("v", v)):
     assert np.abs(s[name] - want).max() < 1e-12 * np.abs(want).max(), name
 d, dc = io.read_diagnostics(run), io.read_diagnostics(run, "csv")
-for k in ("t", "E", "Z", "P", "max_u", "injection", "dissipation", "dt"):
+for k in ("t", "E", "Z", "P", "max_u", "cfl", "injection", "dissipation", "dt"):
     assert np.array_equal(d[k], dc[k]), k
+# cfl: the row's dt times max(|u|/dx + |v|/dy) of the snapshot's velocity at the row's time
+dx, dy = 2 * np.pi / nx, 1.5 * np.pi / ny
+assert d["cfl"][0] == 0 and d["dt"][0] == 0, d["cfl"]
+for p in snaps[1:]:
+    snap = io.read_snapshot(p)
+    i = list(d["t"]).index(snap["attrs"]["time"])
+    want = d["dt"][i] * (np.abs(snap["u"]) / dx + np.abs(snap["v"]) / dy).max()
+    assert want > 0 and abs(d["cfl"][i] / want - 1) < 1e-12, ("cfl", snap["attrs"]["time"], d["cfl"][i], want)
 sp = io.read_spectra(run)
 for row, t in enumerate(sp["t"]):
     i = list(d["t"]).index(t)

@@ -7,7 +7,7 @@ bin=$1 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bin" run "$src/input/taylor_green.yaml" --backend cpu --output "$work/out" --set time.t_end=2 >/dev/null
-head -1 "$work/out/diagnostics.csv" | grep -q '^step,t,dt,E,Z,P,max_u,cfl_limit,injection,dissipation' \
+head -1 "$work/out/diagnostics.csv" | grep -q '^step,t,dt,E,Z,P,max_u,cfl,cfl_limit,injection,dissipation' \
   || { echo "FAIL: diagnostics.csv header"; head -1 "$work/out/diagnostics.csv"; exit 1; }
 rows=$(($(wc -l <"$work/out/diagnostics.csv") - 1))
 [ "$rows" = 5 ] || { echo "FAIL: expected 5 rows (t = 0, 0.5, 1, 1.5, 2), found $rows"; exit 1; }

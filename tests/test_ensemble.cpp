@@ -202,6 +202,52 @@ TEST_P(EnsembleOnBackend, OneDtFromTheLargestMember) {
   });
 }
 
+//! Each member's own CFL number (the diagnostics' cfl): the batch's dt times the member's own
+//! max(|u|/dx + |v|/dy). Members of energies 0.5, 2 and 1/8 (ensemble.vary initial.energy): the
+//! most energetic drives dt and sees about time.cfl, the others less; each one's cfl is dt times
+//! the rate of its own fields (solver.field("u"), field("v"), taken on the host).
+TEST_P(EnsembleOnBackend, EachMemberHasItsOwnCfl) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  const bool dbl = GetParam().precision == Precision::Double;
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config c = deck(
+        "grid: {nx: 32, ny: 48}\n"
+        "physics: {nu: 1.0e-3}\n"
+        "initial: {type: random, k0: 4, energy: 0.5}\n"
+        "time: {cfl: 0.25, dt_max: 1, growth: 100}\n"
+        "ensemble:\n"
+        "  members: 3\n"
+        "  vary:\n"
+        "    initial.energy: [0.5, 2.0, 0.125]\n");
+    const Grid g = c.make_grid();
+    auto b = make_backend<Real>(GetParam().kind, g, 0, 0, FftPlanning::Estimate, 0, c.ensemble.members);
+    Solver<Real> ensemble(*b, c);
+    ensemble.initialise();
+    for (const Diagnostics& d : ensemble.diagnose_members()) EXPECT_EQ(d.cfl, 0.0) << "the first row";
+    const double tol = dbl ? 1e-12 : 1e-5;
+    for (int n = 0; n < 3; ++n) {
+      SCOPED_TRACE("step " + std::to_string(n + 1));
+      const StepReport r = ensemble.step(1e9);
+      ASSERT_EQ(r.limit, DtLimit::Cfl);
+      std::vector<Diagnostics> rows = ensemble.diagnose_members();
+      ASSERT_EQ(rows.size(), 3u);
+      const std::vector<Real> u = ensemble.field("u"), v = ensemble.field("v");
+      ASSERT_EQ(u.size(), 3 * g.size());
+      for (std::size_t m = 0; m < rows.size(); ++m) {
+        rows[m].set_dt(r.dt);
+        double rate = 0;
+        for (std::size_t k = m * g.size(); k < (m + 1) * g.size(); ++k)
+          rate = std::max(rate, std::abs(double(u[k])) / g.dx() + std::abs(double(v[k])) / g.dy());
+        EXPECT_NEAR(rows[m].cfl, r.dt * rate, tol * r.dt * rate) << "member " << m;
+      }
+      EXPECT_NEAR(rows[1].cfl, c.time.cfl, 0.03 * c.time.cfl) << "member 1 drives dt";
+      EXPECT_LT(rows[0].cfl, 0.8 * c.time.cfl);
+      EXPECT_LT(rows[2].cfl, rows[0].cfl);
+    }
+  });
+}
+
 //! A member whose velocity is not finite stops the batch, and the message names it.
 TEST_P(EnsembleOnBackend, BlowUpNamesTheMember) {
   CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
@@ -287,9 +333,11 @@ TEST_P(EnsembleOnBackend, DropLeavesABlownMemberOut) {
     }
     EXPECT_TRUE(dropped_at == 0 || dropped_at == 1) << dropped_at;
     EXPECT_TRUE(ensemble.dropped(2));
-    const std::vector<Diagnostics> rows = ensemble.diagnose_members();
-    EXPECT_TRUE(std::isnan(rows[2].energy));
+    std::vector<Diagnostics> rows = ensemble.diagnose_members();
+    for (Diagnostics& d : rows) d.set_dt(dts.back());
+    EXPECT_TRUE(std::isnan(rows[2].energy) && std::isnan(rows[2].cfl));
     EXPECT_TRUE(std::isfinite(rows[0].energy) && std::isfinite(rows[1].energy));
+    EXPECT_TRUE(rows[0].cfl > 0 && rows[1].cfl > 0);
     const std::vector<Real> omega = ensemble.vorticity();
     const std::size_t points = c.make_grid().size();
     EXPECT_TRUE(std::isnan(double(omega[2 * points])) && std::isfinite(double(omega[points])));

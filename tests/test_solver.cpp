@@ -307,6 +307,40 @@ TEST_P(SolverOnBackend, EnergyBudgetCloses) {
   });
 }
 
+// The diagnostics' cfl: dt times max(|u|/dx + |v|/dy) of the state at the row's time. After a
+// step the CFL bound set (dt = time.cfl / the rate at the step's start) it is time.cfl to the
+// rate's change over the step, and it is dt times the rate of solver.field("u"), field("v")
+// taken on the host, on a box whose dx and dy differ.
+TEST_P(SolverOnBackend, CflIsDtTimesTheStatesRate) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    const Config c = deck("grid: {nx: 64, ny: 48, lx: 2pi, ly: 3pi}\nphysics: {nu: 1.0e-3}\n"
+                          "initial: {type: random, k0: 4, energy: 0.5, seed: 3}\n"
+                          "time: {cfl: 0.5, dt_max: 1, growth: 100}\n");
+    const Grid g = c.make_grid();
+    auto b = make_backend<Real>(GetParam().kind, g);
+    Solver<Real> s(*b, c);
+    s.initialise();
+    Diagnostics d = s.diagnose();
+    EXPECT_EQ(d.cfl, 0.0) << "the first row: no step yet";
+    const double tol = is_double() ? 1e-12 : 1e-5;
+    for (int n = 0; n < 3; ++n) {
+      SCOPED_TRACE("step " + std::to_string(n + 1));
+      const StepReport r = s.step(1e9);
+      ASSERT_EQ(r.limit, DtLimit::Cfl);
+      d = s.diagnose();
+      d.set_dt(r.dt);
+      EXPECT_NEAR(d.cfl, c.time.cfl, 0.03 * c.time.cfl);
+      const std::vector<Real> u = s.field("u"), v = s.field("v");
+      double rate = 0;
+      for (std::size_t k = 0; k < u.size(); ++k)
+        rate = std::max(rate, std::abs(double(u[k])) / g.dx() + std::abs(double(v[k])) / g.dy());
+      EXPECT_NEAR(d.cfl, r.dt * rate, tol * r.dt * rate);
+    }
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SolverOnBackend, testing::ValuesIn(test::all_backend_cases()), test::case_name);
 
 // ---------------------------------------------------------------- the time-step loop

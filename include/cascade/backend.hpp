@@ -220,6 +220,9 @@ class Backend {
                                      const Buffer<Cplx>* forcing_hat) = 0;
   //! max sqrt(u^2 + v^2).
   virtual Real max_speed(const Buffer<Real>& u, const Buffer<Real>& v) = 0;
+  //! max |u|/dx + |v|/dy: the CFL rate of the step's maximum (CflSpeed), whose dt times it is the
+  //! CFL number (the diagnostics' cfl).
+  virtual Real max_rate(const Buffer<Real>& u, const Buffer<Real>& v) = 0;
   //! psi_hat = omega_hat / k^2, scaled by 1/(nx ny) for the inverse transform.
   virtual void streamfunction_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& psi_hat) = 0;
   //! Shell sums (shells of width dk centred on s dk, before the 1/(nx ny)^2 factor) of the

@@ -23,6 +23,9 @@ struct Diagnostics {
   double enstrophy = 0;     //!< Z = 1/2 <omega^2>
   double palinstrophy = 0;  //!< P = 1/2 <|grad omega|^2>
   double max_u = 0;         //!< max |u|
+  //! The CFL number of the step that ended at t, as this member sees it: dt * max_rate (0 in
+  //! the first row, where dt = 0). Set with dt (set_dt): the solver gives max_rate, the run dt.
+  double cfl = 0;
   std::string cfl_limit = "none";
   double injection = 0;     //!< dE/dt from the forcing
   double dissipation = 0;   //!< -dE/dt from D(k) = the three below
@@ -32,6 +35,16 @@ struct Diagnostics {
   double injection_z = 0;        //!< dZ/dt from the forcing
   double dissipation_z = 0;      //!< -dZ/dt from D(k)
   double wall_per_step = 0;      //!< seconds per step over the interval (run.cpp)
+  //! max over the grid of |u|/dx + |v|/dy of the state at t (the solver's; no column: the
+  //! row's cfl is dt times it).
+  double max_rate = 0;
+
+  //! The row's dt, and the cfl it gives: dt * max_rate (NaN where max_rate is, as in a dropped
+  //! ensemble member's row).
+  void set_dt(double step) {
+    dt = step;
+    cfl = step * max_rate;
+  }
 };
 
 //! The budget integrals of the current diagnostics interval (kept in checkpoints, so that a

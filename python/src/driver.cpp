@@ -203,7 +203,7 @@ class RunDriver final : public Driver {
       DeviceScope scope(on_gpu(), in_->config.run.device);
       d = solver_->diagnose();
     }
-    d.dt = solver_->last_dt();
+    d.set_dt(solver_->last_dt());
     DiagnosticsRow row{d, 0.0, {}};
     py::dict out;
     // The columns of diagnostics.csv, but what bound dt and the wall-clock ones (unit s).

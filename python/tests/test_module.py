@@ -36,7 +36,7 @@ def assert_same_end(a, b):
     wall-clock columns)."""
     last = sorted(os.listdir(a / "checkpoints"))[-1]
     assert_same_state(a / "checkpoints" / last, b / "checkpoints" / last)
-    rows = lambda d: [",".join(l.split(",")[:10]) for l in open(d / "diagnostics.csv").read().splitlines()]
+    rows = lambda d: [",".join(l.split(",")[:11]) for l in open(d / "diagnostics.csv").read().splitlines()]
     assert rows(a) == rows(b)
 
 

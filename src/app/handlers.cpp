@@ -36,7 +36,7 @@ class DiagnosticsHandler : public Handler<Real> {
     const long steps = m.solver.steps() - row_step_;
     for (std::size_t b = 0; b < rows.size(); ++b) {
       Diagnostics& d = rows[b];
-      d.dt = m.dt;
+      d.set_dt(m.dt);
       d.cfl_limit = m.limit;
       d.wall_per_step = steps > 0 ? (now - row_wall_) / steps : 0.0;
       if (files_.root()) files_.diagnostics->append(d, now, int(b));

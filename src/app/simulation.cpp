@@ -151,7 +151,7 @@ StopReason Simulation<Real>::run(bool fresh) {
     const bool periodic = progress_.wants_print(solver_.steps(), t);
     if (periodic || live_) {
       Diagnostics d = m.row ? *m.row : solver_.diagnose();
-      d.dt = m.dt;
+      d.set_dt(m.dt);
       d.cfl_limit = m.limit;
       progress_.report(d, m.limit, periodic, solver_.steps(), t);
     }

@@ -392,6 +392,11 @@ class BackendImpl final : public Backend<Real> {
     check_real(v);
     return exec_.for_each_max(u.size(), Speed<Real>{u.data(), v.data()});
   }
+  Real max_rate(const Buffer<Real>& u, const Buffer<Real>& v) override {
+    check_real(u);
+    check_real(v);
+    return exec_.for_each_max(u.size(), CflRate<Real>{cfl_speed(), u.data(), v.data()});
+  }
   void streamfunction_hat(const Buffer<Cplx>& w, Buffer<Cplx>& psi) override {
     check_spectral(w);
     check_spectral(psi);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "cascade/error.hpp"
@@ -28,6 +29,11 @@ long long limit_code(const std::string& name) {
     if (name == kLimits[k]) return k;
   return -1;
 }
+
+//! Columns added after runs had been written without them: a restart of such a run reads its
+//! rows with NaN there (not recorded), and writes them anew with the column. Any other missing
+//! column is refused.
+bool added_later(const std::string& name) { return name == "cfl"; }
 
 std::string limit_description() {
   std::string s = "what bound dt:";
@@ -73,6 +79,10 @@ const std::vector<DiagnosticsColumn>& diagnostics_schema() {
       {"P", "1/(length^2 time^2)", "palinstrophy 1/2 <|grad omega|^2>", Type::Real, "{}",
        CASCADE_ROW_VALUE(r.d.palinstrophy)},
       {"max_u", "length/time", "max |u|", Type::Real, "{}", CASCADE_ROW_VALUE(r.d.max_u)},
+      {"cfl", "1",
+       "the CFL number of the step that ended at t, as the row's run or member sees it: dt * max over the "
+       "grid of (|u|/dx + |v|/dy) of its state at t (0 at the start)",
+       Type::Real, "{}", CASCADE_ROW_VALUE(r.d.cfl)},
       {"cfl_limit", "1", limit_description(), Type::Limit, "{}", nullptr},
       {"injection", "length^2/time^3", "dE/dt from the forcing (mean over the interval since the previous row)",
        Type::Real, "{}", CASCADE_ROW_VALUE(r.d.injection)},
@@ -136,7 +146,8 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
   std::string line;
   std::getline(in, line);
   // Rows under this version's header are kept as written; under another order of the same
-  // columns (other columns are dropped) they are written anew in this one's.
+  // columns (other columns are dropped), or an older header without a column added since
+  // (added_later: NaN there), they are written anew in this one's.
   const bool ours = line == diagnostics_csv_header(members);
   const std::vector<std::string> header = split(line, ',');
   for (const auto& name : header)
@@ -146,10 +157,10 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
   for (std::size_t c = 0; c < schema.size(); ++c) {
     std::size_t k = 0;
     while (k < header.size() && header[k] != schema[c].name) ++k;
-    if (k == header.size())
+    if (k == header.size() && !added_later(schema[c].name))
       throw InputError(fmt::format("{}: its header has no column '{}' (docs/output-format.md, Diagnostics)",
                                    csv_path_, schema[c].name));
-    at[c] = k;
+    at[c] = k;  // header.size(): not in the file
   }
   while (std::getline(in, line)) {
     const auto f = split(line, ',');
@@ -160,6 +171,10 @@ DiagnosticsLog::DiagnosticsLog(const std::string& dir, bool restart, double t_ke
     bool ok = true;
     std::size_t c = 0;
     for (; ok && c < schema.size(); ++c) {
+      if (at[c] == header.size()) {  // a column added since the file was written (a Real)
+        schema[c].value(r) = std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
       const std::string& cell = f[at[c]];
       double x = 0;
       switch (schema[c].type) {

@@ -479,12 +479,12 @@ std::vector<double> Solver<Real>::all_members(const std::vector<double>& mine, s
 template <class Real>
 std::vector<Diagnostics> Solver<Real>::all_members(const std::vector<Diagnostics>& mine) const {
   if (!split()) return mine;
-  constexpr std::size_t per = 15;
+  constexpr std::size_t per = 17;
   std::vector<double> flat;
   for (const Diagnostics& d : mine)
     flat.insert(flat.end(), {double(d.step), d.t, d.dt, d.energy, d.enstrophy, d.palinstrophy, d.max_u, d.injection,
                              d.dissipation, d.dissipation_nu, d.dissipation_mu, d.dissipation_alpha, d.injection_z,
-                             d.dissipation_z, d.wall_per_step});
+                             d.dissipation_z, d.wall_per_step, d.cfl, d.max_rate});
   const std::vector<double> all = all_members(flat, per);
   std::vector<Diagnostics> out(static_cast<std::size_t>(batch_));
   for (std::size_t b = 0; b < out.size(); ++b) {
@@ -505,6 +505,8 @@ std::vector<Diagnostics> Solver<Real>::all_members(const std::vector<Diagnostics
     d.injection_z = v[12];
     d.dissipation_z = v[13];
     d.wall_per_step = v[14];
+    d.cfl = v[15];
+    d.max_rate = v[16];
   }
   return out;
 }
@@ -774,6 +776,7 @@ std::vector<Diagnostics> Solver<Real>::diagnose_local() {
     d.injection = white ? 0.0 : s.inj / n2;
     d.injection_z = white ? 0.0 : s.inj_z / n2;
     d.max_u = double(b_.max_speed(member(u_, m), member(v_, m)));
+    d.max_rate = double(b_.max_rate(member(u_, m), member(v_, m)));  // cfl = dt * max_rate (set_dt)
     if (white && budget_.interval > 0) d.injection = integrals(m)[4] / budget_.interval;
   }
   return out;
@@ -880,8 +883,9 @@ void Solver<Real>::mark_dropped(std::vector<Diagnostics>& rows) const {
   for (std::size_t g = 0; g < rows.size(); ++g) {
     if (!dropped(int(g))) continue;
     Diagnostics& d = rows[g];
-    for (double* x : {&d.energy, &d.enstrophy, &d.palinstrophy, &d.max_u, &d.injection, &d.dissipation,
-                      &d.dissipation_nu, &d.dissipation_mu, &d.dissipation_alpha, &d.injection_z, &d.dissipation_z})
+    for (double* x : {&d.energy, &d.enstrophy, &d.palinstrophy, &d.max_u, &d.cfl, &d.max_rate, &d.injection,
+                      &d.dissipation, &d.dissipation_nu, &d.dissipation_mu, &d.dissipation_alpha, &d.injection_z,
+                      &d.dissipation_z})
       *x = nan;
   }
 }
