@@ -31,7 +31,7 @@ struct StepRow {
   long n;
   double step_ms, floor_ms, steps_per_s;
   double fixed_ms;        //!< the same step without the CFL maximum (fixed dt): no reduction, no wait
-  double graph_ms;        //!< the step on the device (Solver::steps_toward, kGraphChunk a launch); NaN: none
+  double graph_ms;        //!< the step on the device (Solver::steps_toward, up to kGraphChunk a launch); NaN: none
   double device_gib;      //!< GPU memory in use during the run (all of it), 0 on the CPU
   double solver_bytes;    //!< fields the solver holds
   std::string where;      //!< the backend's description (threads, how the FFTs were planned)
@@ -41,7 +41,7 @@ struct StepRow {
 //! What the CFL maximum adds to a step, in percent of the step without it.
 double cfl_percent(const StepRow& r) { return 100.0 * (r.step_ms - r.fixed_ms) / r.fixed_ms; }
 
-//! Steps a launch of the step on the device.
+//! The most steps a launch of the step on the device.
 constexpr long kGraphChunk = 64;
 
 template <class Real>
@@ -89,16 +89,18 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
     fixed.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     s.step(1e30);
   }
-  // The step on the device, where it runs: kGraphChunk steps a launch, the host waiting once.
+  // The step on the device, where it runs: many steps a launch, the host waiting once.
   std::vector<double> graphed;
   s.prepare_graph();
   if (s.graphed()) {
-    s.steps_toward(1e30, kGraphChunk);  // warm-up
+    // As many steps a launch as fill about 50 ms (as a run takes them), 2 to kGraphChunk.
+    const long chunk = std::clamp(long(50.0 / median(steps)), 2L, kGraphChunk);
+    s.steps_toward(1e30, chunk);  // warm-up
     for (int k = 0; k < repeats; ++k) {
       b->synchronize();
       const long before = s.steps();
       const auto t0 = Clock::now();
-      s.steps_toward(1e30, kGraphChunk);
+      s.steps_toward(1e30, chunk);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       graphed.push_back(ms / double(std::max(1L, s.steps() - before)));
     }
