@@ -145,18 +145,35 @@ for d in drop1 drop3; do
   [ "$(grep -c 'ensemble member 1 (of 3) dropped at step 1' "$work/$d.log")" = 1 ] \
     || { cat "$work/$d.log"; fail "$d: the drop's line"; }
 done
-PYTHONPATH="$src/postprocess" "$py" - "$work" <<'PY' || exit 1
+PYTHONPATH="$src/postprocess" "$py" - "$work" "$backend" <<'PY' || exit 1
 import glob, os, sys
 import numpy as np
 import cascade_io as io
 w = sys.argv[1]
 last = lambda d: sorted(glob.glob(os.path.join(w, d, "checkpoints", "ckpt_*.h5")))[-1]
+# On the CPU bit for bit; on a GPU the one process steps its three members as complex pairs and
+# each rank its one member with a single run's plan: the same to round-off (1e-12).
+exact = sys.argv[2] == "cpu"
 a, b = io.read_checkpoint(last("drop1"))["omega_hat"], io.read_checkpoint(last("drop3"))["omega_hat"]
 assert np.isnan(a[1]).all() and np.isnan(b[1]).all(), "the dropped member is not NaN"
-assert np.isfinite(a[[0, 2]]).all() and np.array_equal(a[[0, 2]], b[[0, 2]]), "the others differ over ranks"
+others = lambda x: x[[0, 2]]
+err = np.abs(others(a) - others(b)).max() / np.abs(others(a)).max()
+assert np.isfinite(others(a)).all() and (np.array_equal(others(a), others(b)) if exact else err <= 1e-12), \
+    "the others differ over ranks (%g)" % err
 rows = lambda d: [l.split(",")[:12] for l in open(os.path.join(w, d, "diagnostics.csv")).read().splitlines()]
-assert rows("drop1") == rows("drop3"), "diagnostics.csv differs over ranks"
+if exact:
+    assert rows("drop1") == rows("drop3"), "diagnostics.csv differs over ranks"
+else:
+    for x, y in zip(rows("drop1"), rows("drop3")):
+        for p, q in zip(x, y):
+            try:
+                p, q = float(p), float(q)
+            except ValueError:
+                assert p == q, (p, q)
+                continue
+            assert p == q or abs(p - q) <= 1e-12 * max(abs(p), 1e-300) or (np.isnan(p) and np.isnan(q)), (x[:3], p, q)
 assert all(r[4] == r[8] == "nan" for r in rows("drop1")[1:] if r[2] == "1" and r[0] != "0"), "member 1's rows are not NaN"
-print("on_blowup: drop on 3 ranks: member 1 dropped at step 1, the others bit for bit as in one process")
+print("on_blowup: drop on 3 ranks: member 1 dropped at step 1, the others as in one process (%s)" %
+      ("bit for bit" if err == 0 else "within %.1e" % err))
 PY
 echo PASS
