@@ -2,6 +2,8 @@
 //! between two evaluations (FusedStage), the budget sums of a mode, and the two together.
 #pragma once
 
+#include <type_traits>
+
 #include "cascade/step_clock.hpp"
 #include "kernels/ns_terms.cuh"
 
@@ -220,6 +222,11 @@ struct Clocked {
   const StepClock* clock;  //!< in the backend's memory
   int stage;
   CASCADE_HD auto operator()(std::size_t idx) const {
+    using R = decltype(f(idx));
+    if (!clock->go) {  // a step not taken: nothing written, nothing added
+      if constexpr (std::is_void_v<R>) return;
+      else return R{};
+    }
     Fn g = f;
     g.set_step(clock->h, clock->hb[stage], clock->ha[stage]);
     return g(idx);

@@ -111,6 +111,13 @@ TEST(StepGraph, WhereItRuns) {
   EXPECT_FALSE(noisy.graphed());
   EXPECT_NE(noisy.graph_note().find("white-noise"), std::string::npos) << noisy.graph_note();
   EXPECT_THROW(Solver<double>(*b, deck(white, {"run.step_graph=on"})), InputError);
+  // auto leaves a step of more than 4096^2 points to the host; `on` records it there too.
+  const std::string big = "grid: {nx: 8192, ny: 2304}\ninitial: {type: random, k0: 4}\n";
+  auto bb = make_backend<double>(BackendKind::Cuda, deck(big).make_grid());
+  Solver<double> large(*bb, deck(big));
+  EXPECT_FALSE(large.graphed());
+  EXPECT_NE(large.graph_note().find("auto: above 4096^2 points"), std::string::npos) << large.graph_note();
+  EXPECT_TRUE(Solver<double>(*bb, deck(big, {"run.step_graph=on"})).graphed());
 }
 
 // ---------------------------------------------------------------- the device against the host

@@ -185,15 +185,15 @@ class Backend {
   //! "" where this backend can record the step and run it on the device, choosing each dt there
   //! (a CUDA graph); else why not.
   virtual std::string step_graph_unavailable() const = 0;
-  //! Record the step once: `first` queues the evaluation of the state (the inputs, then
-  //! nonlinear_products with the CFL maximum), `step` the stages of one step and the next
-  //! evaluation. The backend adds its clock (take_step over `rule`, include/cascade/
-  //! step_clock.hpp) after each evaluation and repeats `step` while the clock goes on; the
-  //! fused stages recorded read their h-dependent numbers (coef.stage's) and the budget's
-  //! weights from the clock. What is recorded holds the buffers it was given and must be
-  //! recorded again if they change. RunError where the device refuses it.
-  virtual void capture_step_graph(const StepRule& rule, const std::function<void()>& first,
-                                  const std::function<void()>& step) = 0;
+  //! Record the step once: `inputs` queues the inputs of an evaluation of the state,
+  //! `evaluation` the evaluation (nonlinear_products with the CFL maximum), `stages` the stages
+  //! of one step. The backend repeats the evaluation, its clock (take_step over `rule`,
+  //! include/cascade/step_clock.hpp) and, where the clock takes the step, the stages; the fused
+  //! stages recorded read their h-dependent numbers (coef.stage's) and the budget's weights
+  //! from the clock. What is recorded holds the buffers it was given and must be recorded
+  //! again if they change. RunError where the device refuses it.
+  virtual void capture_step_graph(const StepRule& rule, const std::function<void()>& inputs,
+                                  const std::function<void()>& evaluation, const std::function<void()>& stages) = 0;
   //! Run the recorded step from clock `k`: up to max_steps steps toward t_output, ending after
   //! one that lands on it or before one whose verdict is not Go (nothing of that one is done);
   //! waits for them. k becomes the clock after the last step taken (and that step's numbers).

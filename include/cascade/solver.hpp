@@ -230,6 +230,8 @@ class Solver {
   BudgetState budget_;
   //! The step on the device: not used, to be recorded, recorded.
   enum class Graph { Off, Pending, Ready };
+  //! run.step_graph: auto records it up to this many points a step (every member's).
+  static constexpr double kGraphAutoPoints = 4096.0 * 4096.0;
   Graph graph_ = Graph::Off;
   bool graph_required_ = false;  //!< run.step_graph: on
   std::string graph_note_;

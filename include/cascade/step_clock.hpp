@@ -51,6 +51,9 @@ struct StepClock {
   double hb[kMaxStages] = {};
   double ha[kMaxStages] = {};
   BudgetWeights weights;
+  //! Whether the stages apply: 0 where the step on the device could not take this step (a
+  //! verdict other than Go), and its stages leave everything as it is.
+  int go = 1;
 };
 
 //! Why a step cannot be taken at its start; Go when it can.

@@ -64,6 +64,13 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   if (why.empty() && eq_.white_noise()) why = "white-noise forcing is drawn from the host, a step at a time";
   const std::string& want = config.run.step_graph;
   if (want == "on" && !why.empty()) throw InputError("run.step_graph: on, but " + why);
+  // auto: where a step's launches and the host's wait cost (H100, rk4 double: 0.072 against
+  // 0.128 ms at 128^2, 0.085 against 0.128 at 256^2, 0.328 against 0.360 at 1024^2, 4.26
+  // against 4.29 at 4096^2); above, the host keeps ahead of the device and the inputs each
+  // launch recomputes cost more (107.1 against 105.8 ms at 16384^2, two steps a launch).
+  const double points = double(b_.grid().size()) * double(batch_);
+  if (want == "auto" && why.empty() && points > kGraphAutoPoints)
+    why = "auto: above 4096^2 points a step the host keeps ahead of the device; run.step_graph: on runs it there";
   graph_required_ = want == "on";
   if (want != "off" && why.empty()) {
     graph_ = Graph::Pending;
@@ -597,26 +604,19 @@ StepReport Solver<Real>::steps_toward(double t_output, long max_steps) {
   return report;
 }
 
-//! The step on the device, recorded once: the evaluation of the state (its inputs, the
-//! products with the CFL maximum), then a step's stages (their h-dependent numbers and the
+//! The step on the device, recorded once: the inputs of the state, the evaluation (the
+//! products with the CFL maximum) and a step's stages (their h-dependent numbers and the
 //! budget's weights read from the device's clock: fused_stage sees coef.stage; the values
-//! passed here are NaN, which nothing may read) and the next evaluation. The backend adds the
-//! clock (take_step) after each evaluation and loops over the second part.
+//! passed here are NaN, which nothing may read). The backend loops over the evaluation, its
+//! clock (take_step) and the stages.
 template <class Real>
 void Solver<Real>::prepare_graph() {
   if (graph_ != Graph::Pending) return;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   try {
     b_.capture_step_graph(
-        rule_,
-        [&] {
-          evaluation_inputs();
-          queue_products(true);
-        },
-        [&] {
-          stages(nan, BudgetWeights{nan, nan, nan});
-          queue_products(true);
-        });
+        rule_, [&] { evaluation_inputs(); }, [&] { queue_products(true); },
+        [&] { stages(nan, BudgetWeights{nan, nan, nan}); });
   } catch (const RunError& e) {
     inputs_ready_ = false;
     if (graph_required_) throw RunError(std::string("run.step_graph: on, but the device refused the graph: ") + e.what());

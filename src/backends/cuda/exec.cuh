@@ -342,8 +342,9 @@ class CudaExec {
     if (std::min(runtime, driver) < 12040) return "the CUDA driver predates conditional graph nodes (12.4)";
     return "";
   }
-  void capture_graph(const StepRule& rule, const std::function<void()>& first, const std::function<void()>& step) {
-    graph_.record(stream_, rule, first, step);
+  void capture_graph(const StepRule& rule, const std::function<void()>& inputs,
+                     const std::function<void()>& evaluation, const std::function<void()>& stages) {
+    graph_.record(stream_, rule, inputs, evaluation, stages);
   }
   long run_graph(StepClock& k, double t_output, long max_steps) { return graph_.run(stream_, k, t_output, max_steps); }
   void drop_graph() { graph_.destroy(); }

@@ -1,15 +1,18 @@
 //! @file StepGraph: the adaptive step recorded as a CUDA graph that chooses its own dt
 //! (Backend::capture_step_graph, run_step_graph; docs/gpu-step.md).
 //!
-//!   [the evaluation of the state] -> clock -> while (the clock goes on) {
-//!       [the stages of the step] -> [the evaluation of the new state] -> clock }
+//!   [the inputs of the state] -> while (loop) { [the evaluation] -> clock -> [the stages] }
 //!
 //! The clock is one thread (step_clock_kernel): from the CFL maximum the evaluation left in
 //! device memory it applies the host's rule (include/cascade/step_clock.hpp: choose_dt, verdict,
-//! take_step) and sets the loop's condition, so the host launches once for up to max_steps steps
-//! and waits once. A step whose verdict is not Go is not taken (the loop ends before its
-//! stages): the host takes it, and stops the run with its words. The loop is a conditional
-//! node (CUDA 12.4 and later) whose body is recorded by stream capture, cuFFT's kernels with it.
+//! take_step) and sets `loop` (another step after this one: it did not land on the output time,
+//! fewer than max_steps were taken), so the host launches once for up to max_steps steps and
+//! waits once, and no evaluation is made that no step uses. A step whose verdict is not Go is
+//! not taken: the clock says so (StepClock::go), its fused stages leave everything as it is
+//! (Clocked) and the loop ends; the host takes that step, and stops the run with its words.
+//! The loop is a conditional node (CUDA 12.4 and later) whose body is recorded by stream
+//! capture, cuFFT's kernels with it. (A conditional node around the stages instead cost some
+//! 7 us a step at 256^2.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,23 +36,24 @@ struct StepGraphState {
 
 namespace step_graph_kernels {
 
-//! The clock after an evaluation: take the step the CFL maximum allows, or end the loop (the
-//! launch has taken max_steps, its last step landed on the output time, or this one cannot be
-//! taken).
+//! The clock after an evaluation: take the step the CFL maximum allows (or mark it not taken:
+//! go = 0), and say whether another follows it (`loop`: this one did not land on the output
+//! time, and fewer than max_steps were taken).
 template <class Real>
 __global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule,
                                   cudaGraphConditionalHandle loop) {
-  bool go = false;
+  bool take = false;
   if (s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
     const double rate = double(*max_rate);
     const DtChoice c = choose_dt(rule.policy, rate, s->k.dt_prev, s->k.t, s->t_output);
     if (verdict(rule, c, rate, s->k.t) == StepVerdict::Go) {
       take_step(s->k, rule, c, rate, s->t_output);
       s->taken += 1;
-      go = true;
+      take = true;
     }
   }
-  cudaGraphSetConditional(loop, go ? 1u : 0u);
+  s->k.go = take ? 1 : 0;
+  cudaGraphSetConditional(loop, take && !s->k.lands && s->taken < s->max_steps ? 1u : 0u);
 }
 
 //! The clock of a step the host chose (StepGraph::set_clock), by value.
@@ -97,9 +101,10 @@ class StepGraph {
   //! weights): the device's clock made to hold them.
   void ensure_stage(cudaStream_t stream, int i, double h, double hb, double ha, const BudgetWeights* w) {
     StepClock k = host_valid_ ? host_ : StepClock{};
-    const bool same = host_valid_ && k.h == h && k.hb[i] == hb && k.ha[i] == ha &&
+    const bool same = host_valid_ && k.go && k.h == h && k.hb[i] == hb && k.ha[i] == ha &&
                       (!w || (k.weights.d == w->d && k.weights.inj == w->inj && k.weights.f2 == w->f2));
     if (same) return;
+    k.go = 1;
     k.h = h;
     k.hb[i] = hb;
     k.ha[i] = ha;
@@ -107,10 +112,11 @@ class StepGraph {
     set_clock(stream, k);
   }
 
-  //! Record the step on `stream` (see the file's comment); `first` and `step` queue their work
-  //! on it. RunError where the device refuses the graph (nothing is left recorded then).
-  void record(cudaStream_t stream, const StepRule& rule, const std::function<void()>& first,
-              const std::function<void()>& step) {
+  //! Record the step on `stream` (see the file's comment); `inputs`, `evaluation` and `stages`
+  //! queue their work on it. RunError where the device refuses the graph (nothing is left
+  //! recorded then).
+  void record(cudaStream_t stream, const StepRule& rule, const std::function<void()>& inputs,
+              const std::function<void()>& evaluation, const std::function<void()>& stages) {
     destroy();
     allocate();
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -119,33 +125,16 @@ class StepGraph {
     recording_ = true;
     try {
       cudaGraphConditionalHandle loop;
-      CASCADE_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 0, 0));
-      CASCADE_CUDA_CHECK(
-          cudaStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-      first();
-      step_graph_kernels::step_clock_kernel<Real><<<1, 1, 0, stream>>>(d_state_, d_max_, rule, loop);
-      CASCADE_CUDA_CHECK(cudaPeekAtLastError());
-      // The loop, after all of that: a conditional node added to the graph being captured.
-      cudaStreamCaptureStatus status;
-      cudaGraph_t capturing = nullptr;
-      const cudaGraphNode_t* deps = nullptr;
-      std::size_t ndeps = 0;
-      CASCADE_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &capturing, &deps, nullptr, &ndeps));
-      cudaGraphNodeParams params = {};
-      params.type = cudaGraphNodeTypeConditional;
-      params.conditional.handle = loop;
-      params.conditional.type = cudaGraphCondTypeWhile;
-      params.conditional.size = 1;
-      cudaGraphNode_t node;
-      CASCADE_CUDA_CHECK(cudaGraphAddNode(&node, capturing, deps, nullptr, ndeps, &params));
-      cudaGraph_t body = params.conditional.phGraph_out[0];
-      CASCADE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+      CASCADE_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 1, cudaGraphCondAssignDefault));
+      begin(stream, graph);
+      inputs();
+      cudaGraph_t body = add_conditional(stream, loop, cudaGraphCondTypeWhile);
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      CASCADE_CUDA_CHECK(
-          cudaStreamBeginCaptureToGraph(stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
-      step();
+      begin(stream, body);
+      evaluation();
       step_graph_kernels::step_clock_kernel<Real><<<1, 1, 0, stream>>>(d_state_, d_max_, rule, loop);
       CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+      stages();
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
       CASCADE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
     } catch (...) {
@@ -154,9 +143,8 @@ class StepGraph {
       if (cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
         cudaGraph_t left = nullptr;
         cudaStreamEndCapture(stream, &left);
-        if (left && left != graph) cudaGraphDestroy(left);
       }
-      cudaGraphDestroy(graph);
+      cudaGraphDestroy(graph);  // and the bodies, which it owns
       exec_ = nullptr;
       cudaGetLastError();  // what the failed capture left
       throw;
@@ -190,6 +178,29 @@ class StepGraph {
   }
 
  private:
+  static void begin(cudaStream_t stream, cudaGraph_t graph) {
+    CASCADE_CUDA_CHECK(
+        cudaStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+  }
+  //! A conditional node after everything captured on `stream` so far, which comes after it;
+  //! returns its body.
+  static cudaGraph_t add_conditional(cudaStream_t stream, cudaGraphConditionalHandle handle,
+                                     cudaGraphConditionalNodeType type) {
+    cudaStreamCaptureStatus status;
+    cudaGraph_t capturing = nullptr;
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t ndeps = 0;
+    CASCADE_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &capturing, &deps, nullptr, &ndeps));
+    cudaGraphNodeParams params = {};
+    params.type = cudaGraphNodeTypeConditional;
+    params.conditional.handle = handle;
+    params.conditional.type = type;
+    params.conditional.size = 1;
+    cudaGraphNode_t node;
+    CASCADE_CUDA_CHECK(cudaGraphAddNode(&node, capturing, deps, nullptr, ndeps, &params));
+    CASCADE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+    return params.conditional.phGraph_out[0];
+  }
   void allocate() {
     if (d_state_) return;
     CASCADE_CUDA_CHECK(cudaMalloc(&d_state_, sizeof(StepGraphState)));
