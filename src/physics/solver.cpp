@@ -591,7 +591,9 @@ StepReport Solver<Real>::steps_toward(double t_output, long max_steps) {
   if (graph_ == Graph::Off) return step(t_output);
   StepClock k = clock();
   const long taken = b_.run_step_graph(k, t_output, max_steps);
-  inputs_ready_ = false;  // the step on the device left the work fields to the next evaluation's
+  // The work fields: each launch makes the inputs from the state again (a step not taken left
+  // them spent), and so does the host's next step.
+  inputs_ready_ = false;
   // None taken: the first step cannot be (a blow-up, dt below dt_min): the host's step stops
   // the run, or drops members, with its words.
   if (taken == 0) return step(t_output);
