@@ -225,8 +225,7 @@ class Solver {
   void set_clock(const StepClock& k);
   void set_forcing_kind(ForcingKind kind);
 
-  ForcingKind forcing_kind_ = ForcingKind::None;
-  StepRule rule_;  //!< the policy, the table's factors, the forcing's kind
+  StepRule rule_;  //!< the policy, the table's factors, the forcing's kind (set_forcing_kind)
   BudgetState budget_;
   //! The step on the device: not used, to be recorded, recorded.
   enum class Graph { Off, Pending, Ready };

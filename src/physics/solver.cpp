@@ -111,7 +111,7 @@ void Solver<Real>::initialise(const InitialField* file) {
   if (eq_.forced()) {
     forcing_hat_ = b_.spectral_field();
     set_forcing_kind(eq_.white_noise() ? ForcingKind::WhiteNoise : ForcingKind::Fixed);
-    if (forcing_kind_ == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (advance)
+    if (rule_.forcing == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (advance)
   }
   t_ = 0;
   step_ = 0;
@@ -292,7 +292,6 @@ void Solver<Real>::set_forcing(const std::vector<Real>& f) {
 //! device holds the forcing's buffer and its kind: it is recorded again.
 template <class Real>
 void Solver<Real>::set_forcing_kind(ForcingKind kind) {
-  forcing_kind_ = kind;
   const double n = double(b_.grid().size());
   rule_ = step_rule(table_, policy_, n * n, kind);
   if (graph_ == Graph::Ready) {
@@ -546,7 +545,7 @@ void Solver<Real>::set_clock(const StepClock& k) {
 //! forcing of this step (held fixed across its stages, |F| ~ 1/sqrt(h)), then its stages.
 template <class Real>
 void Solver<Real>::advance(const StepClock& k) {
-  if (forcing_kind_ == ForcingKind::WhiteNoise) draw_forcing(k.step - 1, k.h);
+  if (rule_.forcing == ForcingKind::WhiteNoise) draw_forcing(k.step - 1, k.h);
   b_.set_step_clock(k);
   stages(k.h, k.weights);
 }
@@ -755,7 +754,7 @@ std::vector<Diagnostics> Solver<Real>::diagnose_local() {
   inputs_ready_ = false;  // the work fields are about to change, or S is
   const double n2 = double(b_.grid().size()) * double(b_.grid().size());
   // White noise has no instantaneous rate: report the mean over the steps so far (0 before).
-  const bool white = forcing_kind_ == ForcingKind::WhiteNoise;
+  const bool white = rule_.forcing == ForcingKind::WhiteNoise;
   if (white && budget_.interval > 0) budget();  // the integrals, from the backend
   b_.velocity_hat(S_, a_hat_, b_hat_);
   b_.inverse(a_hat_, u_);

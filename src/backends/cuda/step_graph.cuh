@@ -74,7 +74,6 @@ class StepGraph {
     if (h_state_) cudaFreeHost(h_state_);
   }
 
-  bool ready() const { return exec_ != nullptr; }
   //! The clock the fused stages read their h-dependent numbers from, and the budget's last
   //! kernel its weights (device memory): the same kernels for a step the host chose and one
   //! the device chose, so that both give the same bits.
