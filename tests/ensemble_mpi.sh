@@ -13,14 +13,7 @@
 #  (d) ensemble.on_blowup: drop on 3 ranks: the same member dropped, the others as in one process.
 # With BACKEND cuda the ranks share the GPUs (round robin); it skips without a GPU.
 #   ensemble_mpi.sh CASCADE PYTHON SOURCE_DIR BACKEND MPIEXEC [MPIEXEC_FLAGS...]
-set -u
-bin=$1 py=$2 src=$3 backend=$4 mpiexec=$5
-shift 5
-flags=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpi() { local n=$1; shift; "$mpiexec" "${flags[@]}" -n "$n" "$@"; }
+source "$(dirname "$0")/mpi_test_setup.sh" "$@"
 if [ "$backend" = cuda ]; then
   gpus=$("$bin" info | grep -c "^    device [0-9]*:")
   [ "$gpus" -ge 1 ] || { echo "SKIPPED: no CUDA device"; exit 0; }

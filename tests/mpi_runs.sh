@@ -10,14 +10,7 @@
 # ranks, and the 2-rank checkpoint restarts on 1 GPU; the 2-rank run is repeated with the
 # all-to-all in 1 and 3 chunks (run.exchange_chunks), and too many chunks are refused.
 #   mpi_runs.sh CASCADE PYTHON SOURCE_DIR BACKEND MPIEXEC [MPIEXEC_FLAGS...]
-set -u
-bin=$1 py=$2 src=$3 backend=$4 mpiexec=$5
-shift 5
-flags=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpi() { local n=$1; shift; "$mpiexec" "${flags[@]}" -n "$n" "$@"; }
+source "$(dirname "$0")/mpi_test_setup.sh" "$@"
 
 ranks=(1 2 4) restart_on=4 odd=3
 if [ "$backend" = cuda ]; then
