@@ -75,13 +75,22 @@ struct FusedStage {
     }
     const bool mean = i == 0 && j == 0;  // k = 0: no nonlinear term, nothing read
     const Complex<Real> zero = {Real(0), Real(0)};
-    const Complex<Real> y = advance(idx, i, j, mean ? zero : A[idx], mean || advective ? zero : B[idx]);
+    if (!advective) return kept_mode(idx, i, j, mean ? zero : A[idx], mean ? zero : B[idx], A[idx], B[idx]);
+    const Complex<Real> y = advance(idx, i, j, mean ? zero : A[idx], zero);
     const Real kx = s.kx(i), ky = s.ky(j);
     velocity_of(kx, ky, scale, y, A[idx], B[idx]);  // the next evaluation's inputs
-    if (advective) {
-      C[idx] = {-kx * y.im * scale, kx * y.re * scale};
-      D[idx] = {-ky * y.im * scale, ky * y.re * scale};
-    }
+    C[idx] = {-kx * y.im * scale, kx * y.re * scale};
+    D[idx] = {-ky * y.im * scale, ky * y.re * scale};
+  }
+
+  //! Basdevant's stage at the kept mode idx = (i, j), given the transforms p of u v and q of
+  //! v^2 - u^2 there (taken as zero at k = 0): S (and W) updated, and u, v <- the next
+  //! evaluation's inputs there. Here (operator()) and over a tile of columns
+  //! (StageOfColumns, kernels/column_fft.cuh).
+  CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
+                            Complex<Real>& v) const {
+    const Complex<Real> y = advance(idx, i, j, p, q);
+    velocity_of(s.kx(i), s.ky(j), scale, y, u, v);
   }
 
   //! The stage at the kept mode idx = (i, j), given the transforms of the products there
@@ -193,6 +202,76 @@ struct FusedStageWithSums {
     const SpectralSums r = stage.mask.keep(stage.s, i, j) ? sums(idx) : SpectralSums{};
     stage(idx);
     return r;
+  }
+};
+
+//! The fused stage (and the budget's sums, with `sums`) at the modes of one member's tile of
+//! columns (kernels/column_fft.cuh ColumnTile::each_mode: column c of the tile, row j), given
+//! the transforms of the products there in a, b and leaving the next evaluation's inputs
+//! there: FusedStage's arithmetic on values in shared memory instead of the work fields.
+template <class Real>
+struct StageOfColumns {
+  FusedStage<Real> stage;
+  SpectralSumsOfMode<Real> sums;
+  bool with_sums;
+  std::size_t base;  //!< the member's first index
+  int first_column;
+
+  CASCADE_HD void set_linear(const LinearCoefficients& c) {
+    stage.set_linear(c);
+    sums.set_linear(c);
+  }
+  CASCADE_HD void set_step(double h, double hb, double ha) { stage.set_step(h, hb, ha); }
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
+    const int i = first_column + c;
+    if (!stage.mask.keep(stage.s, i, j)) {  // S is zero there and stays so; the inputs zero
+      a = b = Complex<Real>{Real(0), Real(0)};
+      return SpectralSums{};
+    }
+    const std::size_t idx = base + std::size_t(j) * std::size_t(stage.s.nxh) + std::size_t(i);
+    const SpectralSums r = with_sums ? sums(idx) : SpectralSums{};  // S before the stage
+    const bool mean = i == 0 && j == 0;
+    const Complex<Real> zero = {Real(0), Real(0)};
+    stage.kept_mode(idx, i, j, mean ? zero : a, mean ? zero : b, a, b);
+    return r;
+  }
+};
+
+//! The inputs of an evaluation of the state omega_hat at the modes of a tile of columns:
+//! velocity_of, as the fused stage leaves them (zero at the removed modes).
+template <class Real>
+struct InputsOfColumns {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  Real scale;
+  const Complex<Real>* omega_hat;
+  std::size_t base;
+  int first_column;
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
+    const int i = first_column + c;
+    if (!mask.keep(s, i, j)) {
+      a = b = Complex<Real>{Real(0), Real(0)};
+      return SpectralSums{};
+    }
+    velocity_of(s.kx(i), s.ky(j), scale, omega_hat[base + std::size_t(j) * std::size_t(s.nxh) + std::size_t(i)], a, b);
+    return SpectralSums{};
+  }
+};
+
+//! The products' transforms at the modes of a tile of columns, stored as half spectra in a_out,
+//! b_out (Backend::natural_products).
+template <class Real>
+struct StoreColumns {
+  Complex<Real>* a_out;
+  Complex<Real>* b_out;
+  int ld;  //!< nx/2 + 1
+  std::size_t base;
+  int first_column;
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
+    const std::size_t idx = base + std::size_t(j) * std::size_t(ld) + std::size_t(first_column + c);
+    a_out[idx] = a;
+    b_out[idx] = b;
+    return SpectralSums{};
   }
 };
 

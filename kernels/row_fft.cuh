@@ -188,6 +188,33 @@ CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, 
 //! The radix (as log2) of the first stage of a transform of 2^m points: the stages after it
 //! are radix 16, the last of them the pass in registers.
 CASCADE_HD inline int first_stage_bits(int m) { return (m - 4) % 4; }
+//! The stages of a transform of 2^m points before its last (radix 16) one.
+CASCADE_HD inline int stages_before_last(int m) { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
+//! Decimation-in-frequency stage i of a transform of 2^m points (i = stages_before_last(m):
+//! the last): its radix as log2, and the length of the blocks it works on.
+CASCADE_HD inline int stage_bits_of(int m, int i) {
+  const int b0 = first_stage_bits(m);
+  return (b0 && i == 0) ? b0 : 4;
+}
+CASCADE_HD inline int stage_length_of(int m, int i) {
+  const int b0 = first_stage_bits(m), len = 1 << m;
+  return (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
+}
+//! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
+//! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
+//! one residue each (q, the digit of p at that stage), so that p = sum q_i M_i holds frequency
+//! k = q_0 + R_0 q_1 + R_0 R_1 q_2 + ... (mixed-radix digit reversal).
+CASCADE_HD inline int dif_frequency(int m, int p) {
+  int k = 0, weight = 1;
+  const int stages = stages_before_last(m) + 1;
+  for (int i = 0; i < stages; ++i) {
+    const int bits = stage_bits_of(m, i);
+    const int M = stage_length_of(m, i) >> bits;
+    k += ((p / M) & ((1 << bits) - 1)) * weight;
+    weight <<= bits;
+  }
+  return k;
+}
 
 //! Dispatch a stage of radix 2^bits (1..4) of a transform of `len` points over the
 //! butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw, twiddle).
@@ -294,7 +321,7 @@ struct RowPhases {
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
 
   CASCADE_HD int split() const { return n >> m; }
-  CASCADE_HD int inverse_stages() const { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
+  CASCADE_HD int inverse_stages() const { return stages_before_last(m); }
   //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
   //! stages, and (all parts but the last) the spill; then the store, once.
   CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3; }
@@ -328,14 +355,8 @@ struct RowPhases {
 
  private:
   //! Inverse stage i (before the middle): its radix as log2, and its block length.
-  CASCADE_HD int stage_bits(int i) const {
-    const int b0 = first_stage_bits(m);
-    return (b0 && i == 0) ? b0 : 4;
-  }
-  CASCADE_HD int stage_length(int i) const {
-    const int b0 = first_stage_bits(m), len = 1 << m;
-    return (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
-  }
+  CASCADE_HD int stage_bits(int i) const { return stage_bits_of(m, i); }
+  CASCADE_HD int stage_length(int i) const { return stage_length_of(m, i); }
   CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
     if (split() == 1) {
       // Four columns' loads in flight a thread before the first is placed.

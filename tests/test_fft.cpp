@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backend_cases.hpp"
+#include "kernels/column_fft.cuh"
 #include "kernels/row_fft.cuh"
 
 namespace cascade {
@@ -378,6 +379,177 @@ TEST(RowFft, HostEmulationLargestRows) {
   check_row_products<double>(8192, 3u, 1e-13);
   check_row_products<double>(16384, 4u, 1e-13, 2);
   check_row_products<float>(16384, 5u, 4e-6);
+}
+
+// ---------------------------------------------------------------- the GPU's column kernel, on the host
+
+//! A direct DFT of a column, exponent sign `sign`, unnormalised.
+std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<double>>& x, int sign) {
+  const int n = int(x.size());
+  std::vector<std::complex<double>> out(n);
+  std::vector<std::complex<long double>> e(n);  // exp(sign 2 pi i j / n)
+  for (int j = 0; j < n; ++j) {
+    const long double a = 2 * std::acos(-1.0L) * j / n;
+    e[j] = std::complex<long double>(std::cos(a), sign * std::sin(a));
+  }
+  for (int k = 0; k < n; ++k) {
+    std::complex<long double> acc = 0;
+    for (int y = 0; y < n; ++y)
+      acc += std::complex<long double>(x[y].real(), x[y].imag()) * e[std::size_t((long long)k * y % n)];
+    out[k] = std::complex<double>(double(acc.real()), double(acc.imag()));
+  }
+  return out;
+}
+
+//! The column kernel's passes (kernels/column_fft.cuh), run on the host thread by thread and
+//! phase by phase as the kernel runs them between barriers, against direct DFTs along y: one
+//! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
+//! rows of ld elements.
+template <class Real>
+void check_column_passes(int n, int columns, int valid, unsigned seed, double tol) {
+  using C = Complex<Real>;
+  using Z = std::complex<double>;
+  int m = 0;
+  while ((1 << m) < n) ++m;
+  const int ld = columns + 3, first = 1;  // the tile starts at column 1 of rows of ld
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::vector<C> a(std::size_t(n) * ld), b(a.size());
+  for (auto& z : a) z = {Real(uni(rng)), Real(uni(rng))};
+  for (auto& z : b) z = {Real(uni(rng)), Real(uni(rng))};
+  const std::vector<C> a0 = a, b0 = b;
+  const double two_pi = 2 * std::acos(-1.0);
+  std::vector<C> tw(n), s(std::size_t(2 * columns) * column_fft::column_stride(n), C{Real(7), Real(7)});
+  for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  const column_fft::ColumnTile<Real> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
+  const auto column_of = [&](const std::vector<C>& f, int c) {
+    std::vector<Z> x(n);
+    for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
+    return x;
+  };
+  const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {
+    constexpr int threads = 256;  // the kernel's
+    double total = 0;
+    for (int p = 0; p < ph.count(); ++p)
+      for (int t = 0; t < threads; ++t) total += ph.run(p, t, threads, fa.data(), fb.data());
+    return total;
+  };
+  // A functor of the mode: a filter g(c, k) on a, another on b; it counts the modes it sees.
+  struct Sum {
+    double n = 0;
+    Sum operator+(const Sum& o) const { return {n + o.n}; }
+    operator double() const { return n; }
+  };
+  const auto g = [n](int c, int k) { return Z(1.0 + 0.1 * c, 0.01 * k - 0.2) / double(n); };
+  const auto h = [n](int c, int k) { return Z(-0.5, 0.03 * c + 0.001 * k) / double(n); };
+  std::vector<int> seen(std::size_t(n) * columns, 0);
+  const auto filter = [&](int c, int k, C& va, C& vb) {
+    seen[std::size_t(k) * columns + c] += 1;
+    const Z za = Z(va.re, va.im) * g(c, k), zb = Z(vb.re, vb.im) * h(c, k);
+    va = {Real(za.real()), Real(za.imag())};
+    vb = {Real(zb.real()), Real(zb.imag())};
+    return Sum{1};
+  };
+  double err = 0;
+  const auto compare = [&](const std::vector<Z>& want, const std::vector<C>& got, int c) {
+    double scale = 0;
+    for (int y = 0; y < n; ++y) {
+      const C z = got[std::size_t(y) * ld + first + c];
+      err = std::max(err, std::abs(Z(z.re, z.im) - want[y]));
+      scale = std::max(scale, std::abs(want[y]));
+    }
+    return scale;
+  };
+
+  // Stage: forward transforms, the filter at each mode, inverse transforms back.
+  const column_fft::ColumnPhases<Real, Sum, decltype(filter)> stage{tile, column_fft::ColumnPass::Stage, filter};
+  EXPECT_EQ(run(stage, a, b), double(n) * valid);
+  for (int c = 0; c < columns; ++c) {
+    for (int k = 0; k < n; ++k) EXPECT_EQ(seen[std::size_t(k) * columns + c], c < valid ? 1 : 0) << c << " " << k;
+    if (c >= valid) {  // past the kept columns: untouched
+      EXPECT_EQ(column_of(a, c), column_of(a0, c));
+      continue;
+    }
+    std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
+    for (int k = 0; k < n; ++k) fa[k] *= g(c, k), fb[k] *= h(c, k);
+    const double scale = std::max(compare(direct_dft(fa, +1), a, c), compare(direct_dft(fb, +1), b, c));
+    EXPECT_GT(scale, 0.1);
+    EXPECT_LT(err / scale, tol) << "stage, n = " << n << ", column " << c;
+  }
+  // The columns outside the tile: untouched.
+  for (int c : {-1, columns, columns + 1})
+    for (int y = 0; y < n; ++y) {
+      const std::size_t i = std::size_t(y) * ld + first + c;
+      ASSERT_EQ(a[i].re, a0[i].re);
+      ASSERT_EQ(b[i].im, b0[i].im);
+    }
+
+  // Forward: the functor reads each mode, the forward transform of the column there.
+  a = a0;
+  b = b0;
+  err = 0;
+  std::vector<C> spec_a(std::size_t(n) * columns), spec_b(spec_a.size());
+  const auto store = [&](int c, int k, C& va, C& vb) {
+    spec_a[std::size_t(k) * columns + c] = va;
+    spec_b[std::size_t(k) * columns + c] = vb;
+    return Sum{1};
+  };
+  const column_fft::ColumnPhases<Real, Sum, decltype(store)> forward{tile, column_fft::ColumnPass::Forward, store};
+  EXPECT_EQ(run(forward, a, b), double(n) * valid);
+  for (int c = 0; c < valid; ++c) {
+    const std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
+    double scale = 0;
+    for (int k = 0; k < n; ++k) {
+      const C za = spec_a[std::size_t(k) * columns + c], zb = spec_b[std::size_t(k) * columns + c];
+      err = std::max({err, std::abs(Z(za.re, za.im) - fa[k]), std::abs(Z(zb.re, zb.im) - fb[k])});
+      scale = std::max({scale, std::abs(fa[k]), std::abs(fb[k])});
+    }
+    EXPECT_LT(err / scale, tol) << "forward, n = " << n << ", column " << c;
+  }
+
+  // Inputs: the functor writes each mode (what the forward pass read, filtered), the inverse
+  // transforms take it to y.
+  err = 0;
+  const auto give = [&](int c, int k, C& va, C& vb) {
+    const Z za = Z(spec_a[std::size_t(k) * columns + c].re, spec_a[std::size_t(k) * columns + c].im) * g(c, k);
+    const Z zb = Z(spec_b[std::size_t(k) * columns + c].re, spec_b[std::size_t(k) * columns + c].im) * h(c, k);
+    va = {Real(za.real()), Real(za.imag())};
+    vb = {Real(zb.real()), Real(zb.imag())};
+    return Sum{1};
+  };
+  std::fill(s.begin(), s.end(), C{Real(7), Real(7)});  // garbage: every element is written first
+  const column_fft::ColumnPhases<Real, Sum, decltype(give)> inputs{tile, column_fft::ColumnPass::Inputs, give};
+  EXPECT_EQ(run(inputs, a, b), double(n) * valid);
+  for (int c = 0; c < valid; ++c) {
+    std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
+    for (int k = 0; k < n; ++k) fa[k] *= g(c, k), fb[k] *= h(c, k);
+    const double scale = std::max(compare(direct_dft(fa, +1), a, c), compare(direct_dft(fb, +1), b, c));
+    EXPECT_LT(err / scale, tol) << "inputs, n = " << n << ", column " << c;
+  }
+}
+
+TEST(ColumnFft, DifFrequencyIsAPermutation) {
+  for (int m = 4; m <= 14; ++m) {
+    std::vector<int> hit(std::size_t(1) << m, 0);
+    for (int p = 0; p < (1 << m); ++p) hit[std::size_t(row_fft::dif_frequency(m, p))] += 1;
+    EXPECT_EQ(std::count(hit.begin(), hit.end(), 1), 1 << m) << "m = " << m;
+  }
+  EXPECT_EQ(row_fft::dif_frequency(5, 16), 1);  // radix 2 then 16: position 16 is k = 1
+  EXPECT_EQ(row_fft::dif_frequency(5, 1), 2);
+}
+
+TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
+  // Every radix sequence, tiles of one to 16 columns, a last tile past the kept columns.
+  check_column_passes<double>(16, 4, 4, 1u, 1e-13);
+  check_column_passes<double>(32, 8, 5, 2u, 1e-13);
+  check_column_passes<double>(64, 16, 16, 3u, 1e-13);
+  check_column_passes<double>(128, 16, 9, 4u, 1e-13);
+  check_column_passes<double>(256, 8, 8, 5u, 1e-13);
+  check_column_passes<double>(512, 4, 3, 6u, 1e-13);
+  check_column_passes<double>(1024, 2, 2, 7u, 1e-13);
+  check_column_passes<double>(2048, 1, 1, 8u, 1e-13);
+  check_column_passes<float>(128, 8, 7, 9u, 2e-6);
+  check_column_passes<float>(512, 2, 2, 10u, 2e-6);
 }
 
 }  // namespace

@@ -205,6 +205,26 @@ TEST(StepGraph, SameStepsAsTheHostBitForBit) {
       }
 }
 
+// Rows and columns (the stage inside the column kernel, which reads the clock itself): a grid
+// of powers of two, both steppers, forced (the budget's injection), and an ensemble whose
+// members differ.
+TEST(StepGraph, SameStepsWithRowsAndColumns) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const std::string forced =
+      "grid: {nx: 64, ny: 32, ly: 0.5}\n"
+      "physics: {nu: 1e-4, mu: 0.05, beta: 2.0}\n"
+      "forcing: {type: kolmogorov, amplitude: 1.0, wavenumber: 4}\n"
+      "initial: {type: random, k0: 5, energy: 0.3, seed: 3}\n"
+      "time: {cfl: 0.4, dt_initial: 1e-4, growth: 1.05}\n"
+      "run: {step_transforms: rows-columns}\n";
+  for (const char* stepper : {"rk4", "rk3"}) {
+    SCOPED_TRACE(stepper);
+    device_matches_host<double>(deck(forced, {std::string("time.stepper=") + stepper}), 7);
+  }
+  device_matches_host<float>(deck(forced), 5);
+  device_matches_host<double>(deck(forced + "ensemble: {members: 3, vary: {physics.nu: [1e-4, 3e-4, 1e-3]}}\n"), 4);
+}
+
 // Single precision, callbacks at every level, fixed forcing (Kolmogorov: the budget's
 // injection), hyperviscosity and friction, dt_initial and growth limiting the first steps.
 TEST(StepGraph, SameStepsWithForcingCallbacksAndSinglePrecision) {

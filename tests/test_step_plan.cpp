@@ -21,6 +21,7 @@ StepDevice gpu(std::size_t free_bytes = std::size_t(60) << 30) {
   StepDevice d;
   d.kind = Kind::Cuda;
   d.row_shared_bytes = std::size_t(139) << 10;
+  d.column_shared_bytes = std::size_t(68) << 10;  // a tile of one column of 2048 points in double
   d.shared_optin_bytes = 227 << 10;
   d.free_bytes = free_bytes;
   d.work_bytes = std::size_t(4) << 30;
@@ -122,7 +123,7 @@ TEST(StepPlan, DeckValuesMakeRequests) {
   } values[] = {{"auto", T::Auto, B::Auto},         {"plain", T::Plain, B::Off},
                 {"plain-pairs", T::Plain, B::On},   {"pruned", T::Pruned, B::Off},
                 {"pruned-pairs", T::Pruned, B::On}, {"rows", T::Rows, B::Off},
-                {"complex-pairs", T::ComplexPairs, B::Off}};
+                {"complex-pairs", T::ComplexPairs, B::Off}, {"rows-columns", T::RowsColumns, B::Off}};
   for (const auto& v : values) {
     const StepRequest r = step_request_from(v.transforms, "store");
     EXPECT_EQ(r.transforms, v.t) << v.transforms;
@@ -147,6 +148,10 @@ TEST(StepPlan, NamedStrategiesAreTakenAsAsked) {
     EXPECT_EQ(plan_step(p, step_request_from("rows", level)), plan(S::Rows, l, false));
     EXPECT_EQ(plan_step(p, step_request_from("complex-pairs", level)), plan(S::ComplexPairs, l, false));
   }
+  // Rows and columns run no cuFFT transform: no callbacks, whatever the size.
+  EXPECT_EQ(plan_step(p, step_request_from("rows-columns", "off")), plan(S::RowsColumns, L::Off, false));
+  EXPECT_EQ(plan_step(problem(8192, 8192, D, gpu()), step_request_from("rows-columns", "auto")),
+            plan(S::RowsColumns, L::Off, false));
   // A named strategy with callbacks auto: the table's level for it at this size.
   const StepProblem big = problem(8192, 8192, D, gpu());
   EXPECT_EQ(plan_step(big, step_request_from("plain", "auto")), plan(S::Plain, L::All, false));
@@ -194,6 +199,27 @@ TEST(StepPlan, ImpossibleRequestsAreRefused) {
       {problem(256, 256, D, cpu()), "auto", "store", "run.fft_callbacks: store needs the cuda backend on one GPU"},
       {problem(256, 256, D, slabs()), "rows", "auto", "run.step_transforms: rows needs the cuda backend on one GPU"},
       {problem(256, 256, D, slabs()), "auto", "all", "run.fft_callbacks: all needs the cuda backend on one GPU"},
+      {problem(256, 256, D, gpu(), false), "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs grid.nonlinear: basdevant"},
+      {problem(256, 256, D, gpu(), true, false), "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs grid.dealias: two-thirds"},
+      {problem(256, 96, D, gpu()), "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs ny a power of two from 16 to 65536"},
+      {problem(96, 256, D, gpu()), "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs nx a power of two from 16 to 65536"},
+      {problem(256, 256, D, cpu()), "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs the cuda backend on one GPU"},
+      {problem(8192, 8192, D,
+               [] {
+                 StepDevice d = gpu();
+                 d.column_shared_bytes = std::size_t(272) << 10;  // 8192 points in double
+                 return d;
+               }()),
+       "rows-columns", "auto",
+       "run.step_transforms: rows-columns needs a column of ny points of both fields in a block's shared memory (ny "
+       "up to 4096 in double, 8192 in single on an H100)"},
+      {problem(256, 256, D, gpu()), "rows-columns", "store",
+       "run.fft_callbacks: store has no cuFFT transform to go in (rows and columns run none)"},
   };
   for (const auto& c : cases) {
     try {
@@ -229,6 +255,7 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
   advective.basdevant = false;  // complex pairs carry Basdevant's products alone
   EXPECT_EQ(plan_step(advective, automatic), plan(S::Plain, L::Store, true));
   EXPECT_EQ(plan_step(batch(256, 4, D, gpu()), step_request_from("complex-pairs", "all")).strategy, S::ComplexPairs);
+  EXPECT_EQ(plan_step(batch(256, 4, D, gpu()), step_request_from("rows-columns", "off")).strategy, S::RowsColumns);
   for (const char* t : {"pruned", "rows"}) {
     try {
       plan_step(batch(256, 4, D, gpu()), step_request_from(t, "auto"));
@@ -236,7 +263,7 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()), std::string("run.step_transforms: ") + t +
                                            " cannot batch the members of an ensemble (ensemble.members > 1 runs the "
-                                           "plain transforms or complex pairs)");
+                                           "plain transforms, complex pairs or rows and columns)");
     }
   }
 }

@@ -12,7 +12,7 @@ struct BenchOptions {
   std::string what = "reduction";        //!< reduction | fft | step | ensemble
   std::vector<long> sizes;               //!< --n: grid side N (fields N x N); empty = the default sweep
   std::vector<int> members;              //!< bench ensemble --members: batch sizes; empty = 1, 16, 64, 256
-  std::string transforms = "auto";       //!< bench ensemble --transforms: run.step_transforms
+  std::string transforms = "auto";       //!< bench step, ensemble --transforms: run.step_transforms
   std::vector<Precision> precisions;     //!< --precision; empty = both
   int repeats = 20;                      //!< timed runs per row (median reported)
   std::string csv;                       //!< --csv FILE; empty = no CSV

@@ -79,8 +79,8 @@ struct TimeConfig {
 
 //! run.step_transforms: how the step's transforms are evaluated (docs/gpu-step.md); auto picks
 //! from the measured tuning table. The deck's table (src/core/deck_keys.cpp) reads its words here.
-inline const std::vector<std::string> kStepTransforms = {"auto",         "plain", "plain-pairs", "pruned",
-                                                         "pruned-pairs", "rows",  "complex-pairs"};
+inline const std::vector<std::string> kStepTransforms = {"auto",         "plain", "plain-pairs",   "pruned",
+                                                         "pruned-pairs", "rows",  "complex-pairs", "rows-columns"};
 //! run.fft_callbacks: which cuFFT callbacks the step's transforms use; auto picks as above.
 inline const std::vector<std::string> kFftCallbacks = {"auto", "off", "store", "all"};
 //! run.step_graph: whether a GPU run's step is recorded as a CUDA graph that chooses its own dt.

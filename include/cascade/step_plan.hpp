@@ -17,6 +17,7 @@ enum class StepStrategy {
   Pruned,        //!< GPU: rows, then the kept columns alone (a third of them skipped), as 1D passes
   Rows,          //!< GPU: pruned columns around the row kernel (kernels/row_fft.cuh): Basdevant alone
   ComplexPairs,  //!< GPU: u + i v through one complex 2D transform each way: Basdevant alone
+  RowsColumns,   //!< GPU: the row kernel and the column kernel (the stage in it), no cuFFT: Basdevant alone
   CpuRows,       //!< CPU: the kept columns, then each row's transforms and products in cache
   Slabs,         //!< several MPI ranks: the slab transforms around an all-to-all, nothing else
 };
@@ -32,7 +33,7 @@ enum class CallbackLevel {
 //! taken from the tuning table; batching Auto with a named strategy is the table's batching for
 //! it at this size (the deck names it with the strategy; `cascade bench step` leaves it auto).
 struct StepRequest {
-  enum class Transforms { Auto, Plain, Pruned, Rows, ComplexPairs };
+  enum class Transforms { Auto, Plain, Pruned, Rows, ComplexPairs, RowsColumns };
   enum class Batching { Auto, Off, On };
   enum class Callbacks { Auto, Off, Store, All };
   Transforms transforms = Transforms::Auto;
@@ -62,6 +63,7 @@ struct StepPlan {
 struct StepDevice {
   enum class Kind { Cpu, Cuda, Slabs } kind = Kind::Cpu;
   std::size_t row_shared_bytes = 0;    //!< CUDA: shared memory the row kernel needs a block
+  std::size_t column_shared_bytes = 0;  //!< CUDA: the column kernel's least (a tile of one column)
   std::size_t shared_optin_bytes = 0;  //!< CUDA: the most a block may have (sharedMemPerBlockOptin)
   std::size_t free_bytes = 0;          //!< CUDA: free device memory now
   std::size_t work_bytes = 0;          //!< CUDA: the plain plans' work area
@@ -92,7 +94,7 @@ std::string to_string(CallbackLevel c);
 std::string to_string(StepRequest::Transforms t, StepRequest::Batching b);
 std::string to_string(StepRequest::Callbacks c);
 //! The request of the deck values of `run.step_transforms` ("auto", "plain", "plain-pairs",
-//! "pruned", "pruned-pairs", "rows", "complex-pairs") and `run.fft_callbacks` ("auto", "off",
+//! "pruned", "pruned-pairs", "rows", "complex-pairs", "rows-columns") and `run.fft_callbacks` ("auto", "off",
 //! "store", "all"); InputError on anything else.
 StepRequest step_request_from(const std::string& transforms, const std::string& callbacks);
 //! The run log's description: e.g. "pruned, batched pairs, callbacks off (auto: ...)".

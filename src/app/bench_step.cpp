@@ -46,7 +46,7 @@ constexpr long kGraphChunk = 64;
 
 template <class Real>
 StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
-                  int device, FftPlanning planning, bool callbacks) {
+                  int device, FftPlanning planning, bool callbacks, const std::string& transforms) {
   // The step on the device recorded wherever it can run (auto leaves the largest grids to the
   // host): its column shows it at every size.
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
@@ -61,7 +61,8 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   // cuFFT's plain 2D transforms with auto's batching, or complex pairs where auto takes them
   // once the fields are allocated (the CPU: the whole-field transforms).
   const bool basdevant = c.grid.nonlinear == NonlinearForm::Basdevant;
-  StepRequest request;
+  // `--transforms`: the rows with the step's own transforms take the strategy named.
+  StepRequest request = callbacks ? step_request_from(transforms, "auto") : StepRequest{};
   if (!callbacks) {
     const StepStrategy auto_choice = b->plan_for(request, basdevant).strategy;
     if (auto_choice == StepStrategy::Pruned || auto_choice == StepStrategy::Rows || auto_choice == StepStrategy::CpuRows)
@@ -144,8 +145,8 @@ int run_step_bench(const BenchOptions& o) {
       for (long n : sizes)
         for (bool cb : callbacks) {
           const StepRow r = p == Precision::Single
-                                ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb)
-                                : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb);
+                                ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, o.transforms)
+                                : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, o.transforms);
           fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>8.2f} {:>10.4f} {:>7.3f} "
                      "{:>10.1f} {:>9.2f}  {}\n",
                      r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,

@@ -105,8 +105,10 @@ int run(int argc, char** argv) {
   bench->add_option("--members", bench_opts.members, "ensemble: members stepped together; repeatable (default 1 16 64 256)")
       ->check(CLI::Range(1, 65535));
   bench->add_option("--transforms", bench_opts.transforms,
-                    "ensemble: the step's transforms, as run.step_transforms (default auto)")
-      ->check(CLI::IsMember({"auto", "plain", "plain-pairs", "complex-pairs"}));
+                    "step, ensemble: the step's transforms, as run.step_transforms (default auto; with --callbacks "
+                    "on, the rows named so)")
+      ->check(CLI::IsMember({"auto", "plain", "plain-pairs", "pruned", "pruned-pairs", "rows", "complex-pairs",
+                             "rows-columns"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step, ensemble: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
                     "step, ensemble: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "

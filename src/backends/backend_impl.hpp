@@ -203,6 +203,13 @@ class BackendImpl final : public Backend<Real> {
   }
   void velocity_inputs(const Buffer<Cplx>& w, Buffer<Cplx>& a, Buffer<Cplx>& b) override {
     if constexpr (Exec::kCanFuse) {
+      if (exec_.has_columns()) {  // the column kernel's inverse passes: y in physical space
+        check_whole(w);
+        check_whole(a);
+        check_whole(b);
+        exec_.column_inputs(InputsOfColumns<Real>{shape(), mask(), inv_n(), w.data(), 0, 0}, a.data(), b.data());
+        return;
+      }
       if (packed(a, b)) {
         check_spectral(w, a, b);
         exec_.for_each(w.size(), PackedVelocity<Real>{shape(), inv_n(), w.data(), a.data()});
@@ -213,6 +220,7 @@ class BackendImpl final : public Backend<Real> {
   }
   void natural_products(Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Real>& u, Buffer<Real>& v) override {
     if constexpr (Exec::kCanFuse) {
+      if (exec_.has_columns()) return exec_.column_forward(a.data(), b.data());  // the columns' forward passes
       if (packed(a, b) && paired(u, v)) {
         check_spectral(a, b);
         check_real(u);
@@ -332,6 +340,11 @@ class BackendImpl final : public Backend<Real> {
       if (!exec_.recording()) exec_.ensure_stage(i, c.h, c.hb, c.ha, budget);
     }
     if constexpr (Exec::kCanFuse) {
+      if (!advective && exec_.has_columns()) {  // the columns' passes around the stage (column_fft.cuh)
+        const StageOfColumns<Real> op{stage, sums, budget != nullptr, 0, 0};
+        return exec_.column_stage(op, a.data(), b.data(), i, member_lin_.empty() ? nullptr : member_lin_.data(),
+                                  budget ? *budget : BudgetWeights{});
+      }
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};
         if (!member_lin_.empty())  // an ensemble whose members' coefficients differ

@@ -87,8 +87,9 @@ int real_bytes(Precision p) { return p == Precision::Single ? 4 : 8; }
 std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
   const StepDevice& d = p.device;
   const bool cuda = d.kind == StepDevice::Kind::Cuda;
-  if (p.members > 1 && s != Strategy::Plain && s != Strategy::ComplexPairs)
-    return "cannot batch the members of an ensemble (ensemble.members > 1 runs the plain transforms or complex pairs)";
+  if (p.members > 1 && s != Strategy::Plain && s != Strategy::ComplexPairs && s != Strategy::RowsColumns)
+    return "cannot batch the members of an ensemble (ensemble.members > 1 runs the plain transforms, complex pairs "
+           "or rows and columns)";
   switch (s) {
     case Strategy::Plain: return "";
     case Strategy::Slabs: return d.kind == StepDevice::Kind::Slabs ? "" : "runs over several MPI ranks alone";
@@ -106,6 +107,19 @@ std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
       while ((1 << m) < p.nx && m < 30) ++m;
       if ((1 << m) != p.nx || m < 4 || m > 16) return "needs nx a power of two from 16 to 65536";
       if (d.row_shared_bytes > d.shared_optin_bytes) return "needs more shared memory a block than this GPU has";
+      return "";
+    }
+    case Strategy::RowsColumns: {
+      if (!cuda) return "needs the cuda backend on one GPU";
+      if (!p.basdevant) return "needs grid.nonlinear: basdevant";
+      if (!p.two_thirds) return "needs grid.dealias: two-thirds";
+      const auto power_of_two = [](int n, int lo, int hi) { return n >= lo && n <= hi && (n & (n - 1)) == 0; };
+      if (!power_of_two(p.nx, 16, 65536)) return "needs nx a power of two from 16 to 65536";
+      if (!power_of_two(p.ny, 16, 65536)) return "needs ny a power of two from 16 to 65536";
+      if (d.row_shared_bytes > d.shared_optin_bytes) return "needs more shared memory a block than this GPU has";
+      if (d.column_shared_bytes > d.shared_optin_bytes)
+        return "needs a column of ny points of both fields in a block's shared memory (ny up to 4096 in double, "
+               "8192 in single on an H100)";
       return "";
     }
     case Strategy::ComplexPairs: {
@@ -145,6 +159,7 @@ Strategy strategy_of(StepRequest::Transforms t, StepDevice::Kind kind) {
     case T::Pruned: return Strategy::Pruned;
     case T::Rows: return kind == StepDevice::Kind::Cpu ? Strategy::CpuRows : Strategy::Rows;
     case T::ComplexPairs: return Strategy::ComplexPairs;
+    case T::RowsColumns: return Strategy::RowsColumns;
     case T::Auto: break;
   }
   return Strategy::Plain;
@@ -194,6 +209,9 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
                                                                          : Level::All;
     if (level != Level::Off && kind != StepDevice::Kind::Cuda)
       throw InputError("run.fft_callbacks: " + to_string(req.callbacks) + " needs the cuda backend on one GPU");
+    if (level != Level::Off && plan.strategy == Strategy::RowsColumns)
+      throw InputError("run.fft_callbacks: " + to_string(req.callbacks) + " has no cuFFT transform to go in (rows and "
+                       "columns run none)");
     plan.callbacks = level;
     plan.why += ", run.fft_callbacks: " + to_string(req.callbacks);
   }
@@ -206,6 +224,7 @@ std::string to_string(StepStrategy s) {
     case Strategy::Pruned: return "pruned";
     case Strategy::Rows: return "row products";
     case Strategy::ComplexPairs: return "complex pairs";
+    case Strategy::RowsColumns: return "rows and columns";
     case Strategy::CpuRows: return "pruned, row by row";
     case Strategy::Slabs: return "slab transforms";
   }
@@ -223,6 +242,7 @@ std::string to_string(StepRequest::Transforms t, StepRequest::Batching b) {
     case T::Pruned: return std::string("pruned") + pairs;
     case T::Rows: return "rows";
     case T::ComplexPairs: return "complex-pairs";
+    case T::RowsColumns: return "rows-columns";
   }
   return "?";
 }
@@ -243,7 +263,7 @@ StepRequest step_request_from(const std::string& transforms, const std::string& 
   } kTransforms[] = {{"auto", T::Auto, B::Auto},         {"plain", T::Plain, B::Off},
                      {"plain-pairs", T::Plain, B::On},   {"pruned", T::Pruned, B::Off},
                      {"pruned-pairs", T::Pruned, B::On}, {"rows", T::Rows, B::Off},
-                     {"complex-pairs", T::ComplexPairs, B::Off}};
+                     {"complex-pairs", T::ComplexPairs, B::Off}, {"rows-columns", T::RowsColumns, B::Off}};
   bool found = false;
   for (const auto& k : kTransforms)
     if (transforms == k.name) r.transforms = k.t, r.batching = k.b, found = true;

@@ -19,6 +19,7 @@
 #include "cascade/step_plan.hpp"
 #include "kernels/fft_callbacks.cuh"
 #include "backends/backend_impl.hpp"
+#include "backends/cuda/column_kernel_eval.cuh"
 #include "backends/cuda/complex_pair_eval.cuh"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/plain_eval.cuh"
@@ -288,6 +289,7 @@ class CudaExec {
     StepDevice d;
     d.kind = StepDevice::Kind::Cuda;
     d.row_shared_bytes = RowKernelEval<Real>::shared_bytes(nx_);
+    d.column_shared_bytes = ColumnKernelEval<Real>::shared_bytes(ny_);
     d.shared_optin_bytes = prop_.sharedMemPerBlockOptin;
     std::size_t total = 0;
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&d.free_bytes, &total));
@@ -322,14 +324,36 @@ class CudaExec {
   void packed_inverse(const Cplx* p, Cplx* z) const { complex_pairs_.inverse(p, z); }
   void packed_forward(const Cplx* z, Cplx* p) const { complex_pairs_.forward(z, p); }
   //! Whether Basdevant's evaluation runs row by row (step_row_products).
-  bool has_row_products() const { return strategy_ == StepStrategy::Rows; }
-  //! Basdevant's evaluation row by row (RowKernelEval::run); max_result() then waits for the
-  //! row kernel alone.
+  bool has_row_products() const { return strategy_ == StepStrategy::Rows || has_columns(); }
+  //! Basdevant's evaluation row by row (RowKernelEval::run, between the pruned passes over the
+  //! columns; or the row kernel alone, between the column kernel's passes); max_result() then
+  //! waits for the row kernel alone.
   void step_row_products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed) {
-    rows_.run(pruned_, a, b, cfl, speed, {d_partials_, d_ticket_, max_out()}, stream_, [&] {
+    const auto after = [&] {
       if (cfl && !graph_.recording()) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
-    });
+    };
+    const MaxTarget<Real> max{d_partials_, d_ticket_, max_out()};
+    if (!has_columns()) return rows_.run(pruned_, a, b, cfl, speed, max, stream_, after);
+    rows_.products(a, b, cfl, speed, max, stream_);
+    after();
   }
+  //! Whether the passes over the columns are the column kernel's, with the fused stage in them
+  //! (StepStrategy::RowsColumns): then the work fields hold y in physical space between the
+  //! step's operations (column_inputs, column_stage, column_forward).
+  bool has_columns() const { return strategy_ == StepStrategy::RowsColumns; }
+  void column_inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b) { columns_.inputs(op, a, b, stream_); }
+  //! Stage `stage` over the columns, its numbers from the step's clock; with op.with_sums the
+  //! budget's sums weighted by `w` (or the clock's, as sum_into_budget) into the integrals.
+  void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each,
+                    const BudgetWeights& w) {
+    columns_.stage(op, a, b, graph_.clock(), stage, each, stream_);
+    if (!op.with_sums) return;
+    constexpr int kThreads = 256;
+    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
+        columns_.partials(), columns_.tiles(), w, graph_.weights(), d_budget_);
+    CASCADE_CUDA_CHECK_LAUNCH();
+  }
+  void column_forward(Cplx* a, Cplx* b) { columns_.forward(a, b, stream_); }
 
   // ---- the step on the device (step_graph.cuh; Backend::capture_step_graph, run_step_graph)
 
@@ -399,7 +423,7 @@ class CudaExec {
     PlanMaker<Real> m{cb_info_};
     if (strategy_ == StepStrategy::ComplexPairs) complex_pairs_.make(m, ny_, nx_, fused_level_, members_);
     else if (pruned()) pruned_.make(m, ny_, nx_, fused_level_, pairs_);
-    else plain_.make(m, ny_, nx_, fused_level_, pairs_, members_);
+    else if (!has_columns()) plain_.make(m, ny_, nx_, fused_level_, pairs_, members_);  // rows and columns: no cuFFT
     if (m.ok() && m.need > work_bytes_) grow_work_area(m);
     set_work_area(m, plain_.handles());
     set_work_area(m, pruned_.handles());
@@ -413,6 +437,10 @@ class CudaExec {
       return false;
     }
     if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_);
+    if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
+      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_);
+      columns_.make(nx_, ny_, two_thirds_band(nx_) + 1, members_, prop_.sharedMemPerBlockOptin);
+    }
     return true;
   }
   //! One work area for every plan, grown to the largest need.
@@ -476,6 +504,7 @@ class CudaExec {
   PlainEval<Real> plain_;
   PrunedEval<Real> pruned_;
   RowKernelEval<Real> rows_;
+  ColumnKernelEval<Real> columns_;
   ComplexPairEval<Real> complex_pairs_;
   StepGraph<Real> graph_;  //!< the step on the device, once recorded
 };

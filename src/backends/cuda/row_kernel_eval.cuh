@@ -80,6 +80,7 @@ class RowKernelEval {
 
   //! The twiddle table exp(2 pi i k / nx), the shared memory and the grid: as many blocks as
   //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
+  //! `ny`: the rows of every field (an ensemble's members' rows run on).
   void make(int nx, int ny, int sms, int blocks_cap) {
     nx_ = nx;
     ny_ = ny;
@@ -118,6 +119,15 @@ class RowKernelEval {
            const MaxTarget<Real>& max, cudaStream_t stream, const After& after) const {
     pruned.columns_inverse(a);
     pruned.columns_inverse(b);
+    products(a, b, cfl, speed, max, stream);
+    after();
+    pruned.columns_forward(a);
+    pruned.columns_forward(b);
+  }
+  //! The row kernel alone: a, b hold every row's kept columns with y in physical space (the
+  //! column passes' or the column kernel's, column_kernel_eval.cuh), in place.
+  void products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed, const MaxTarget<Real>& max,
+                cudaStream_t stream) const {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9: launch<32>(ph, a, b, cfl, max, stream); break;
@@ -126,9 +136,6 @@ class RowKernelEval {
       case 12: launch<256>(ph, a, b, cfl, max, stream); break;
       default: launch<512>(ph, a, b, cfl, max, stream); break;
     }
-    after();
-    pruned.columns_forward(a);
-    pruned.columns_forward(b);
   }
 
  private:

@@ -1,0 +1,167 @@
+//! @file ColumnKernelEval: the passes over the kept columns with the spectral stage between
+//! them (kernels/column_fft.cuh), which with the row kernel (row_kernel_eval.cuh) make Basdevant's
+//! evaluation and stage without cuFFT (StepStrategy::RowsColumns).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <cub/block/block_reduce.cuh>
+
+#include "cascade/error.hpp"
+#include "cascade/step_clock.hpp"
+#include "kernels/column_fft.cuh"
+#include "kernels/ns_stage.cuh"
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/launch.cuh"
+
+namespace cascade {
+namespace cuda_launch {
+
+//! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
+//! a barrier after each. Op: the functor at each mode, made for the member and the tile by
+//! `at` (StageOfColumns, InputsOfColumns, StoreColumns). A stage reads its h-dependent numbers
+//! from the step's clock (as Clocked does: a step not taken writes nothing and adds nothing)
+//! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
+//! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
+template <int THREADS, bool kSums, class Real, class Op>
+__global__ void __launch_bounds__(THREADS) column_kernel(column_fft::ColumnTile<Real> tile, int kept,
+                                                         column_fft::ColumnPass pass, Op op, Complex<Real>* a,
+                                                         Complex<Real>* b, std::size_t member_size,
+                                                         const StepClock* clock, int stage,
+                                                         const LinearCoefficients* each, SpectralSums* partials) {
+  extern __shared__ __align__(16) unsigned char column_smem[];
+  using R = std::conditional_t<kSums, SpectralSums, column_fft::NoSums>;
+  const int member = blockIdx.y;
+  const bool go = !clock || clock->go;
+  if (go) {
+    tile.s = reinterpret_cast<Complex<Real>*>(column_smem);
+    tile.first_column = blockIdx.x * tile.columns;
+    tile.valid = min(tile.columns, kept - tile.first_column);
+    op.base = std::size_t(member) * member_size;
+    op.first_column = tile.first_column;
+    if constexpr (std::is_same_v<Op, StageOfColumns<Real>>) {
+      if (each) op.set_linear(each[member]);
+      if (clock) op.set_step(clock->h, clock->hb[stage], clock->ha[stage]);
+    }
+    Complex<Real>* const am = a + std::size_t(member) * member_size;
+    Complex<Real>* const bm = b + std::size_t(member) * member_size;
+    const column_fft::ColumnPhases<Real, R, Op> ph{tile, pass, op};
+    R acc{};
+    const int phases = ph.count();
+    for (int p = 0; p < phases; ++p) {
+      acc = acc + ph.run(p, threadIdx.x, THREADS, am, bm);
+      __syncthreads();
+    }
+    if constexpr (kSums) {
+      using Reduce = cub::BlockReduce<SpectralSums, THREADS>;
+      __shared__ typename Reduce::TempStorage temp;
+      const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
+      if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = total;
+    }
+  } else if constexpr (kSums) {  // a step not taken: adds nothing
+    if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = SpectralSums{};
+  }
+}
+
+}  // namespace cuda_launch
+
+//! The column passes' twiddles, tiles and budget partials for one grid (every member of an
+//! ensemble: a row of blocks each).
+template <class Real>
+class ColumnKernelEval {
+  using Cplx = Complex<Real>;
+
+ public:
+  static constexpr int kThreads = 256;
+  //! The shared memory a tile of `columns` columns of ny points takes (both fields).
+  static std::size_t shared_bytes(int ny, int columns = 1) {
+    return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(column_fft::column_stride(ny));
+  }
+
+  ColumnKernelEval() = default;
+  ColumnKernelEval(const ColumnKernelEval&) = delete;
+  ColumnKernelEval& operator=(const ColumnKernelEval&) = delete;
+  ~ColumnKernelEval() {
+    if (twiddles_) cudaFree(twiddles_);
+    if (partials_) cudaFree(partials_);
+  }
+
+  //! Tiles of as many columns as keep two blocks on a multiprocessor (at most 32, and at least
+  //! one: then one block of the GPU's largest), over the `kept` columns, for `members` fields.
+  void make(int nx, int ny, int kept, int members, std::size_t shared_optin) {
+    nx_ = nx;
+    ny_ = ny;
+    m_ = 0;
+    while ((1 << m_) < ny) ++m_;
+    kept_ = kept;
+    members_ = members;
+    std::vector<Cplx> tw(ny);
+    const double two_pi = 2 * 3.14159265358979323846;
+    for (int k = 0; k < ny; ++k) tw[k] = {Real(std::cos(two_pi * k / ny)), Real(std::sin(two_pi * k / ny))};
+    CASCADE_CUDA_CHECK(cudaMalloc(&twiddles_, sizeof(Cplx) * tw.size()));
+    CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
+    const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
+    columns_ = 1;
+    while (columns_ < 32 && columns_ < kept_ && shared_bytes(ny, 2 * columns_) <= target) columns_ *= 2;
+    smem_ = shared_bytes(ny, columns_);
+    if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
+    tiles_ = (kept_ + columns_ - 1) / columns_;
+    for_each_kernel([&](auto* kernel) {
+      CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
+    });
+    CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(tiles_) * std::size_t(members_)));
+  }
+  int tiles() const { return tiles_; }
+  int columns() const { return columns_; }
+  SpectralSums* partials() const { return partials_; }
+
+  //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each
+  //! kept mode, then the inverse transforms of the columns.
+  void inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b, cudaStream_t stream) const {
+    launch<false>(column_fft::ColumnPass::Inputs, op, a, b, nullptr, 0, nullptr, stream);
+  }
+  //! A fused stage over the columns (a, b: the row kernel's products on entry, the next
+  //! evaluation's inputs on return), its numbers from `clock` (stage `stage`), each member's
+  //! coefficients from `each` where given; with op.with_sums the budget's sums into partials().
+  void stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
+             const LinearCoefficients* each, cudaStream_t stream) const {
+    if (op.with_sums) launch<true>(column_fft::ColumnPass::Stage, op, a, b, clock, stage, each, stream);
+    else launch<false>(column_fft::ColumnPass::Stage, op, a, b, clock, stage, each, stream);
+  }
+  //! The forward transforms of the columns alone: a, b as half spectra at the kept columns.
+  void forward(Cplx* a, Cplx* b, cudaStream_t stream) const {
+    const StoreColumns<Real> op{a, b, nx_ / 2 + 1, 0, 0};
+    launch<false>(column_fft::ColumnPass::Forward, op, a, b, nullptr, 0, nullptr, stream);
+  }
+
+ private:
+  template <class Fn>
+  void for_each_kernel(const Fn& fn) {
+    fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>>);
+    fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>>);
+    fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>>);
+    fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>>);
+  }
+  template <bool kSums, class Op>
+  void launch(column_fft::ColumnPass pass, const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
+              const LinearCoefficients* each, cudaStream_t stream) const {
+    const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
+    const dim3 grid{unsigned(tiles_), unsigned(members_)};
+    cuda_launch::column_kernel<kThreads, kSums, Real, Op><<<grid, kThreads, smem_, stream>>>(
+        tile, kept_, pass, op, a, b, std::size_t(ny_) * std::size_t(nx_ / 2 + 1), clock, stage, each, partials_);
+    CASCADE_CUDA_CHECK_LAUNCH();
+  }
+
+  int nx_ = 0, ny_ = 0, m_ = 0, kept_ = 0, members_ = 1;
+  int columns_ = 1, tiles_ = 1;
+  std::size_t smem_ = 0;
+  Cplx* twiddles_ = nullptr;
+  SpectralSums* partials_ = nullptr;
+};
+
+}  // namespace cascade
