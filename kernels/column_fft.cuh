@@ -81,16 +81,26 @@ struct ColumnTile {
   //! (adjacent threads read adjacent columns: C elements of a row in one transaction).
   CASCADE_HD void load(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
     const int count = n * columns;
-    for (int e = t0; e < count; e += dt) {
-      const int c = e & (columns - 1), y = e / columns;
-      Cx<Real> va{Real(0), Real(0)}, vb{Real(0), Real(0)};
-      if (c < valid) {
-        const std::size_t g = std::size_t(y) * std::size_t(ld) + std::size_t(first_column + c);
-        va = conj(a[g]);
-        vb = conj(b[g]);
+    constexpr int kInFlight = 4;  // loads a thread issues before it places the first
+    for (int e0 = t0; e0 < count; e0 += kInFlight * dt) {
+      Cx<Real> va[kInFlight], vb[kInFlight];
+      CASCADE_UNROLL
+      for (int u = 0; u < kInFlight; ++u) {
+        const int e = e0 + u * dt, c = e & (columns - 1), y = e / columns;
+        va[u] = vb[u] = Cx<Real>{Real(0), Real(0)};
+        if (e < count && c < valid) {
+          const std::size_t g = std::size_t(y) * std::size_t(ld) + std::size_t(first_column + c);
+          va[u] = a[g];
+          vb[u] = b[g];
+        }
       }
-      column(0, c)[row_fft::pad(y)] = va;
-      column(1, c)[row_fft::pad(y)] = vb;
+      CASCADE_UNROLL
+      for (int u = 0; u < kInFlight; ++u) {
+        const int e = e0 + u * dt, c = e & (columns - 1), y = e / columns;
+        if (e >= count) break;
+        column(0, c)[row_fft::pad(y)] = conj(va[u]);
+        column(1, c)[row_fft::pad(y)] = conj(vb[u]);
+      }
     }
   }
   //! The tile back, conjugated, over the valid columns of a and b.

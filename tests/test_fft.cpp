@@ -406,7 +406,7 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
 //! rows of ld elements.
 template <class Real>
-void check_column_passes(int n, int columns, int valid, unsigned seed, double tol) {
+void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256) {
   using C = Complex<Real>;
   using Z = std::complex<double>;
   int m = 0;
@@ -427,8 +427,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
     return x;
   };
-  const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {
-    constexpr int threads = 256;  // the kernel's
+  const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {  // as the kernel's threads
     double total = 0;
     for (int p = 0; p < ph.count(); ++p)
       for (int t = 0; t < threads; ++t) total += ph.run(p, t, threads, fa.data(), fb.data());
@@ -550,6 +549,9 @@ TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
   check_column_passes<double>(2048, 1, 1, 8u, 1e-13);
   check_column_passes<float>(128, 8, 7, 9u, 2e-6);
   check_column_passes<float>(512, 2, 2, 10u, 2e-6);
+  // The wide blocks (512 threads): more threads than butterflies in a column, or fewer.
+  check_column_passes<double>(64, 4, 3, 11u, 1e-13, 512);
+  check_column_passes<double>(4096, 1, 1, 12u, 1e-13, 512);
 }
 
 }  // namespace

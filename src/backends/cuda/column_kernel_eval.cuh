@@ -77,7 +77,8 @@ class ColumnKernelEval {
   using Cplx = Complex<Real>;
 
  public:
-  static constexpr int kThreads = 256;
+  //! Threads a block: 256, or 512 where the tile's columns have butterflies for as many.
+  static constexpr int kThreads = 256, kWide = 512;
   //! The shared memory a tile of `columns` columns of ny points takes (both fields).
   static std::size_t shared_bytes(int ny, int columns = 1) {
     return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(column_fft::column_stride(ny));
@@ -91,9 +92,10 @@ class ColumnKernelEval {
     if (partials_) cudaFree(partials_);
   }
 
-  //! Tiles of as many columns as keep two blocks on a multiprocessor (at most 32, and at least
-  //! one: then one block of the GPU's largest), over the `kept` columns, for `members` fields.
-  void make(int nx, int ny, int kept, int members, std::size_t shared_optin) {
+  //! Tiles over the `kept` columns of `members` fields: as many columns as give every
+  //! multiprocessor two blocks at least and keep two blocks' shared memory on one (at most 32;
+  //! at least one, then of the GPU's largest).
+  void make(int nx, int ny, int kept, int members, std::size_t shared_optin, int sms) {
     nx_ = nx;
     ny_ = ny;
     m_ = 0;
@@ -107,7 +109,11 @@ class ColumnKernelEval {
     CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
-    while (columns_ < 32 && columns_ < kept_ && shared_bytes(ny, 2 * columns_) <= target) columns_ *= 2;
+    const auto blocks = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };
+    while (columns_ < 32 && columns_ < kept_ && shared_bytes(ny, 2 * columns_) <= target &&
+           blocks(2 * columns_) >= 2 * std::size_t(sms))
+      columns_ *= 2;
+    wide_ = 2 * columns_ * (ny / 16) >= kWide;
     smem_ = shared_bytes(ny, columns_);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
@@ -146,19 +152,29 @@ class ColumnKernelEval {
     fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>>);
+    fn(cuda_launch::column_kernel<kWide, false, Real, InputsOfColumns<Real>>);
+    fn(cuda_launch::column_kernel<kWide, false, Real, StoreColumns<Real>>);
+    fn(cuda_launch::column_kernel<kWide, false, Real, StageOfColumns<Real>>);
+    fn(cuda_launch::column_kernel<kWide, true, Real, StageOfColumns<Real>>);
   }
   template <bool kSums, class Op>
   void launch(column_fft::ColumnPass pass, const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
               const LinearCoefficients* each, cudaStream_t stream) const {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
     const dim3 grid{unsigned(tiles_), unsigned(members_)};
-    cuda_launch::column_kernel<kThreads, kSums, Real, Op><<<grid, kThreads, smem_, stream>>>(
-        tile, kept_, pass, op, a, b, std::size_t(ny_) * std::size_t(nx_ / 2 + 1), clock, stage, each, partials_);
+    const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
+    if (wide_)
+      cuda_launch::column_kernel<kWide, kSums, Real, Op><<<grid, kWide, smem_, stream>>>(
+          tile, kept_, pass, op, a, b, member_size, clock, stage, each, partials_);
+    else
+      cuda_launch::column_kernel<kThreads, kSums, Real, Op><<<grid, kThreads, smem_, stream>>>(
+          tile, kept_, pass, op, a, b, member_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
   int nx_ = 0, ny_ = 0, m_ = 0, kept_ = 0, members_ = 1;
   int columns_ = 1, tiles_ = 1;
+  bool wide_ = false;  //!< kWide threads a block
   std::size_t smem_ = 0;
   Cplx* twiddles_ = nullptr;
   SpectralSums* partials_ = nullptr;

@@ -18,21 +18,33 @@
 namespace cascade {
 namespace cuda_launch {
 
+//! Threads a row of the row kernel's transform of 2^m points: a sixteenth of them, at least one,
+//! at most the block's.
+template <int THREADS>
+__host__ __device__ constexpr int row_threads(int m) {
+  return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > THREADS ? THREADS : (1 << m) / 16;
+}
+
 template <int THREADS, class Real>
 __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
-  ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
+  // Rows shorter than 16 THREADS points: a group of threads a row, several rows at once, each
+  // in its own part of shared memory (rows_at_once).
+  const int per = row_threads<THREADS>(ph.m), group = threadIdx.x / per, groups = THREADS / per;
+  ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
   const int phases = ph.count();
-  for (int row = blockIdx.x; row < ny; row += gridDim.x) {
-    Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
-    Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
+  // Every group runs the same phases (barriers for all); a group past the last row idles.
+  for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
+    const int row = first + group;
+    Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
+    Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
     for (int p = 0; p < phases; ++p) {
-      acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+      if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
       __syncthreads();
     }
   }
@@ -67,8 +79,19 @@ class RowKernelEval {
     while ((1 << m) < nx && m < 30) ++m;
     return std::min(m, kLog2Max);
   }
+  //! Threads a block for rows of 2^m points (m = log2_for(nx)): 128 up to 512 points (a group of
+  //! a sixteenth as many a row, several rows at once), then a sixteenth as many as the points.
+  static int threads_for(int m) { return m <= 9 ? 128 : m == 10 ? 64 : m == 11 ? 128 : m == 12 ? 256 : 512; }
+  //! Rows a block transforms at once.
+  static int rows_at_once(int m) {
+    const int t = threads_for(m), per = std::max(1, std::min(t, (1 << m) / 16));
+    return t / per;
+  }
   //! The shared memory a block needs for rows of nx points.
-  static std::size_t shared_bytes(int nx) { return sizeof(Cplx) * std::size_t(row_fft::padded_size(1 << log2_for(nx))); }
+  static std::size_t shared_bytes(int nx) {
+    const int m = log2_for(nx);
+    return sizeof(Cplx) * std::size_t(rows_at_once(m)) * std::size_t(row_fft::padded_size(1 << m));
+  }
 
   RowKernelEval() = default;
   RowKernelEval(const RowKernelEval&) = delete;
@@ -93,7 +116,7 @@ class RowKernelEval {
     CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
     smem_ = shared_bytes(nx_);
     switch (log2_) {
-      case 4: case 5: case 6: case 7: case 8: case 9: size<32>(sms, blocks_cap); break;
+      case 4: case 5: case 6: case 7: case 8: case 9: size<128>(sms, blocks_cap); break;
       case 10: size<64>(sms, blocks_cap); break;
       case 11: size<128>(sms, blocks_cap); break;
       case 12: size<256>(sms, blocks_cap); break;
@@ -130,7 +153,7 @@ class RowKernelEval {
                 cudaStream_t stream) const {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
-      case 4: case 5: case 6: case 7: case 8: case 9: launch<32>(ph, a, b, cfl, max, stream); break;
+      case 4: case 5: case 6: case 7: case 8: case 9: launch<128>(ph, a, b, cfl, max, stream); break;
       case 10: launch<64>(ph, a, b, cfl, max, stream); break;
       case 11: launch<128>(ph, a, b, cfl, max, stream); break;
       case 12: launch<256>(ph, a, b, cfl, max, stream); break;
@@ -145,7 +168,8 @@ class RowKernelEval {
     CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     int per_sm = 0;
     CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
-    blocks_ = std::max(1, std::min({ny_, std::max(per_sm, 1) * sms, blocks_cap}));
+    const int rows = (ny_ + rows_at_once(log2_) - 1) / rows_at_once(log2_);  // blocks with work
+    blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
   }
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
