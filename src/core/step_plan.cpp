@@ -179,7 +179,17 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     // An ensemble on a GPU in Basdevant's form: complex pairs, with the callbacks of the plain
     // row, ran faster than the plain transforms at every batch measured (128^2 to 512^2, 16 to
     // 1024 members, both precisions: docs/performance.md, Ensembles).
-    if (p.members > 1 && r->strategy == Strategy::Plain && cannot_run(Strategy::ComplexPairs, p, false).empty()) {
+    // Up to 256^2 points a member, rows and columns before them: the row kernel and the column
+    // kernel over every member, no cuFFT (H100, 2026-11-25, rk4: 256^2 x 256 members 74,300
+    // against 60,700 member-steps/s in double, 121,900 against 103,100 in single; 128^2 x 1024
+    // 286,500 against 228,000 in double; at 512^2 x 64 they lost, 14,800 against 15,200).
+    if (p.members > 1 && p.nx <= 256 && p.ny <= 256 && cannot_run(Strategy::RowsColumns, p, false).empty()) {
+      plan.strategy = Strategy::RowsColumns;
+      plan.callbacks = Level::Off;
+      plan.batched = false;
+      plan.why += "; rows and columns for an ensemble of grids up to 256^2";
+    } else if (p.members > 1 && r->strategy == Strategy::Plain &&
+               cannot_run(Strategy::ComplexPairs, p, false).empty()) {
       plan.strategy = Strategy::ComplexPairs;
       plan.batched = false;
       plan.why += "; complex pairs for an ensemble";

@@ -93,8 +93,9 @@ class ColumnKernelEval {
   }
 
   //! Tiles over the `kept` columns of `members` fields: as many columns as give every
-  //! multiprocessor two blocks at least and keep two blocks' shared memory on one (at most 32;
-  //! at least one, then of the GPU's largest).
+  //! multiprocessor two blocks at least, keep two blocks' shared memory on one and leave no
+  //! more than an eighth of the last tile's columns past the kept ones (at most 32; at least
+  //! one, then of the GPU's largest).
   void make(int nx, int ny, int kept, int members, std::size_t shared_optin, int sms) {
     nx_ = nx;
     ny_ = ny;
@@ -110,8 +111,10 @@ class ColumnKernelEval {
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
     const auto blocks = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };
+    // Past the kept columns, a tile's columns are transformed for nothing: an eighth at most.
+    const auto wasted = [&](int c) { return 8 * (std::size_t((kept_ + c - 1) / c) * c - kept_) > std::size_t(kept_); };
     while (columns_ < 32 && columns_ < kept_ && shared_bytes(ny, 2 * columns_) <= target &&
-           blocks(2 * columns_) >= 2 * std::size_t(sms))
+           blocks(2 * columns_) >= 2 * std::size_t(sms) && !wasted(2 * columns_))
       columns_ *= 2;
     wide_ = 2 * columns_ * (ny / 16) >= kWide;
     smem_ = shared_bytes(ny, columns_);
