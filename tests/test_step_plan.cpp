@@ -286,7 +286,8 @@ TEST(StepTraffic, PlainAt1024DoubleRk4WithAndWithoutCallbacks) {
   EXPECT_EQ(store.stages, off.stages);
   // All: each inverse's column pass reads K too, and the stages write 2K of inputs, not 2H.
   const StepTraffic all = step_traffic(p, plan(S::Plain, L::All, false), 4, true);
-  EXPECT_EQ(all.transforms, 4 * (2 * (3737376.0 + 2 * 8404992.0 + 8388608.0) + 2 * (8388608.0 + 2 * 8404992.0 + 3737376.0)));
+  EXPECT_EQ(all.transforms,
+            4 * (2 * (3737376.0 + 2 * 8404992.0 + 8388608.0) + 2 * (8388608.0 + 2 * 8404992.0 + 3737376.0)));
   EXPECT_EQ(all.stages, 4 * 6 * 3737376.0 + 3 * 3737376.0);
   EXPECT_EQ(all.total(), 698102368.0);
 }
@@ -377,10 +378,11 @@ TEST(StepTraffic, EachSavingOfThePlansShows) {
 }
 
 TEST(StepTraffic, WhatIsNotModelledIsNaN) {
-  EXPECT_TRUE(std::isnan(step_traffic(problem(512, 512, D, cpu()), plan(S::CpuRows, L::Off, false), 4, true).total()));
-  EXPECT_TRUE(std::isnan(step_traffic(problem(512, 512, D, slabs()), plan(S::Slabs, L::Off, false), 4, true).total()));
+  const auto total = [](const StepProblem& p, S s, L l) { return step_traffic(p, plan(s, l, false), 4, true).total(); };
+  EXPECT_TRUE(std::isnan(total(problem(512, 512, D, cpu()), S::CpuRows, L::Off)));
+  EXPECT_TRUE(std::isnan(total(problem(512, 512, D, slabs()), S::Slabs, L::Off)));
   // Strategies in a form they cannot run.
-  EXPECT_TRUE(std::isnan(step_traffic(problem(1024, 1024, D, gpu(), false), plan(S::Rows, L::Off, false), 4, true).total()));
+  EXPECT_TRUE(std::isnan(total(problem(1024, 1024, D, gpu(), false), S::Rows, L::Off)));
   EXPECT_TRUE(std::isnan(
       step_traffic(problem(1024, 1024, D, gpu(), true, false), plan(S::Pruned, L::Off, false), 4, true).stages));
   EXPECT_TRUE(std::isnan(

@@ -91,7 +91,7 @@ StepPlan plan_step(const StepProblem& problem, const StepRequest& request);
 //! pass is counted as reading and writing what it must once: a lower bound of its own traffic,
 //! whatever it keeps in cache. A step's time at the measured copy bandwidth is its bound.
 struct StepTraffic {
-  double transforms = 0;  //!< the FFT passes (cuFFT's, the pruned passes, the row kernel's column passes)
+  double transforms = 0;  //!< the FFT passes (cuFFT's 2D, pruned, the column passes around the row kernel)
   double products = 0;    //!< the product kernel, or the row kernel (row transforms and products in one)
   double cfl = 0;         //!< a pass of the CFL maximum's own (complex pairs); elsewhere it rides on the products
   double stages = 0;      //!< the fused spectral stages

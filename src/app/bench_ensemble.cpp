@@ -78,7 +78,8 @@ EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions&
   b->device_memory(used, total);
   const StepTraffic traffic = bench::traffic_of(*b, s, basdevant);
   return {to_string(kind), to_string(precision_of<Real>()), n, members, median(steps), median(floor), traffic.total(),
-          bench::traffic_ms(traffic, copy), copy.gbps, used / 1073741824.0, double(s.memory_bytes()) / members, describe(b->step_plan())};
+          bench::traffic_ms(traffic, copy), copy.gbps, used / 1073741824.0, double(s.memory_bytes()) / members,
+          describe(b->step_plan())};
 }
 
 }  // namespace
@@ -97,16 +98,17 @@ int run_ensemble_bench(const BenchOptions& o) {
   // batch (256 MiB at least), well past the caches.
   std::size_t largest = 0;
   for (long n : sizes)
-    for (int m : counts) largest = std::max(largest, std::size_t(n) * std::size_t(n) * std::size_t(m) * sizeof(double));
+    for (int m : counts) largest = std::max(largest, std::size_t(n) * std::size_t(n) * std::size_t(m));
+  largest *= sizeof(double);
   std::vector<CopyBandwidth> copies;
   for (BackendKind k : kinds) {
     copies.push_back(bench::copy_bandwidth(k, o.device, 4 * largest, o.repeats));
     fmt::print("copy bandwidth: {:.1f} GB/s ({}); traffic ms: a step's bytes at it\n", copies.back().gbps,
                copies.back().where);
   }
-  fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>10} {:>12} {:>12} {:>9}  {}\n", "backend", "prec", "N",
-             "members", "member-steps/s", "ms/step", "floor ms", "ratio", "traffic ms", "step/traffic", "MiB/member",
-             "GPU GiB", "plan");
+  fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>10} {:>12} {:>12} {:>9}  {}\n", "backend", "prec",
+             "N", "members", "member-steps/s", "ms/step", "floor ms", "ratio", "traffic ms", "step/traffic",
+             "MiB/member", "GPU GiB", "plan");
   std::vector<bool> callbacks;  // the rows: the auto plan, without callbacks, or both
   if (o.callbacks != "off") callbacks.push_back(true);
   if (o.callbacks != "on") callbacks.push_back(false);
@@ -123,7 +125,8 @@ int run_ensemble_bench(const BenchOptions& o) {
             fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.3f} {:>12.3f} {:>12.2f} "
                        "{:>9.2f}  {}\n",
                        r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
-                       r.step_ms / r.floor_ms, r.traffic_ms, r.step_ms / r.traffic_ms, r.bytes_per_member / 1048576.0, r.device_gib, r.plan);
+                       r.step_ms / r.floor_ms, r.traffic_ms, r.step_ms / r.traffic_ms, r.bytes_per_member / 1048576.0,
+                       r.device_gib, r.plan);
             std::fflush(stdout);
             rows.push_back(r);
           }

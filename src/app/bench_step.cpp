@@ -118,7 +118,8 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   b->device_memory(used, total);
   const StepTraffic traffic = bench::traffic_of(*b, s, basdevant);
   StepRow row{to_string(kind), to_string(precision_of<Real>()), stepper, form, n, median(steps), median(floor), 0,
-              traffic.total(), bench::traffic_ms(traffic, copy), copy.gbps, median(fixed), graphed.empty() ? NAN : median(graphed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
+              traffic.total(), bench::traffic_ms(traffic, copy), copy.gbps, median(fixed),
+              graphed.empty() ? NAN : median(graphed), used / 1073741824.0, double(s.memory_bytes()), b->description(),
               describe(b->step_plan())};
   row.steps_per_s = 1000.0 / row.step_ms;
   return row;
@@ -147,7 +148,8 @@ int run_step_bench(const BenchOptions& o) {
     fmt::print("copy bandwidth: {:.1f} GB/s ({}); traffic ms: a step's bytes at it\n", copies.back().gbps,
                copies.back().where);
   }
-  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>12} {:>8} {:>10} {:>7} {:>10} {:>9}  {}\n",
+  fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>12} {:>8} {:>10} {:>7} {:>10} "
+             "{:>9}  {}\n",
              "backend", "prec", "step", "form", "N", "steps/s", "ms/step", "floor ms", "ratio", "traffic ms",
              "step/traffic", "CFL %", "graph ms", "ratio", "bytes/pt", "GPU GiB", "fused");
   std::vector<bool> callbacks;  // the rows: with the step's own transforms, without, or both
@@ -161,14 +163,16 @@ int run_step_bench(const BenchOptions& o) {
     for (Precision p : precisions)
       for (long n : sizes)
         for (bool cb : callbacks) {
-          const StepRow r = p == Precision::Single
-                                ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, copies[kk])
-                                : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, copies[kk]);
+          const CopyBandwidth& copy = copies[kk];
+          const StepRow r =
+              p == Precision::Single
+                  ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, copy)
+                  : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device, o.fft_planning, cb, copy);
           fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.3f} {:>12.3f} {:>8.2f} "
                      "{:>10.4f} {:>7.3f} {:>10.1f} {:>9.2f}  {}\n",
                      r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
-                     r.step_ms / r.floor_ms, r.traffic_ms, r.step_ms / r.traffic_ms, cfl_percent(r), r.graph_ms, r.graph_ms / r.floor_ms,
-                     r.solver_bytes / (double(n) * double(n)), r.device_gib, r.fused);
+                     r.step_ms / r.floor_ms, r.traffic_ms, r.step_ms / r.traffic_ms, cfl_percent(r), r.graph_ms,
+                     r.graph_ms / r.floor_ms, r.solver_bytes / (double(n) * double(n)), r.device_gib, r.fused);
           if (k == BackendKind::Cpu) fmt::print("        {}\n", r.where);  // threads, how the FFTs were planned
           std::fflush(stdout);
           rows.push_back(r);
@@ -178,10 +182,11 @@ int run_step_bench(const BenchOptions& o) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
     csv << "backend,precision,stepper,form,n,steps_per_s,ms_per_step,floor_ms,ratio,traffic_bytes,copy_gbps,"
-           "traffic_ms,step_per_traffic,fixed_dt_ms,cfl_percent,graph_ms_per_step,solver_bytes_per_point,gpu_gib,fused\n";
+           "traffic_ms,step_per_traffic,fixed_dt_ms,cfl_percent,graph_ms_per_step,solver_bytes_per_point,gpu_gib,"
+           "fused\n";
     for (const StepRow& r : rows)
-      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.0f},{:.1f},{:.5f},{:.4f},{:.5f},{:.3f},{:.5f},{:.2f},"
-                         "{:.3f},\"{}\"\n",
+      csv << fmt::format("{},{},{},{},{},{:.4f},{:.5f},{:.5f},{:.4f},{:.0f},{:.1f},{:.5f},{:.4f},{:.5f},{:.3f},{:.5f},"
+                         "{:.2f},{:.3f},\"{}\"\n",
                          r.backend, r.precision, r.stepper, r.form, r.n, r.steps_per_s, r.step_ms, r.floor_ms,
                          r.step_ms / r.floor_ms, r.traffic_bytes, r.copy_gbps, r.traffic_ms, r.step_ms / r.traffic_ms,
                          r.fixed_ms, cfl_percent(r), r.graph_ms,

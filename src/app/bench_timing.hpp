@@ -88,7 +88,8 @@ inline CopyBandwidth copy_bandwidth(BackendKind kind, int device, std::size_t by
 template <class Real>
 StepTraffic traffic_of(const Backend<Real>& b, const Solver<Real>& s, bool basdevant) {
   const Grid& g = b.grid();
-  const StepProblem problem{g.nx, g.ny, precision_of<Real>(), basdevant, g.dealias == Dealias::TwoThirds, {}, b.members()};
+  const bool two_thirds = g.dealias == Dealias::TwoThirds;
+  const StepProblem problem{g.nx, g.ny, precision_of<Real>(), basdevant, two_thirds, {}, b.members()};
   return step_traffic(problem, b.step_plan(), s.table().stages(), !s.table().low_storage);
 }
 
