@@ -1,8 +1,10 @@
 //! @file plan_step as a value: auto reproduces the choices the GPU and CPU backends made before
 //! the plan was data (the CASCADE_FFT_* variables unset), and the deck's requests are taken as
-//! asked or refused with one line. No device needed.
+//! asked or refused with one line; step_traffic counts the bytes of the passes a plan makes. No
+//! device needed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "cascade/error.hpp"
@@ -280,6 +282,160 @@ TEST(StepPlan, DescribeSaysStrategyLevelAndWhy) {
   EXPECT_EQ(describe(p), "pruned, batched pairs, callbacks off (auto, 2048^2 to 4096^2 points in double)");
   EXPECT_EQ(describe(plan_step(problem(256, 256, D, cpu()), step_request_from("rows", "off"))),
             "pruned, row by row (run.step_transforms: rows, run.fft_callbacks: off)");
+}
+
+// ---------------------------------------------------------------- step_traffic
+
+// Hand counts, double (complex 16 bytes) unless said. Under the 2/3 rule at N = 1024: kept
+// columns 342 (band 341), kept rows 683, so a half spectrum H = 1024 * 513 * 16 = 8404992
+// bytes, its kept columns C = 1024 * 342 * 16 = 5603328, its kept modes K = 342 * 683 * 16 =
+// 3737376, a real field R = 1024^2 * 8 = 8388608. rk4 is classic (W), 4 stages: the fused
+// stages read a, b, S and write S (4K a stage), W is written in stage 0 and read in stages 1
+// and 2 (3K), and the next inputs are written (2H, or 2K with loads): 4 (4K + 2H) + 3K.
+
+TEST(StepTraffic, RowsAt1024DoubleRk4) {
+  const StepTraffic t = step_traffic(problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false), 4, true);
+  // A stage: the column passes of a, b each way read and write C (8C), the row kernel reads
+  // and writes a, b's kept columns (4C).
+  EXPECT_EQ(t.transforms, 4 * 8 * 5603328.0);
+  EXPECT_EQ(t.products, 4 * 4 * 5603328.0);
+  EXPECT_EQ(t.cfl, 0.0);
+  EXPECT_EQ(t.stages, 4 * (4 * 3737376.0 + 2 * 8404992.0) + 3 * 3737376.0);
+  EXPECT_EQ(t.budget, 0.0);
+  EXPECT_EQ(t.total(), 407209824.0);
+}
+
+TEST(StepTraffic, RowsAndColumnsAt1024DoubleRk4) {
+  // C = 1024 * 342 * 16 = 5603328 bytes (kept columns), K = 342 * 683 * 16 = 3737376 (kept
+  // modes). A stage: the row kernel reads and writes 2C, the column kernel reads the products'
+  // 2C and writes the inputs' 2C; the stage inside reads and writes S at the kept modes (2K),
+  // and W (written in stage 0, read in 1 and 2): 3K a step.
+  const StepTraffic t = step_traffic(problem(1024, 1024, D, gpu()), plan(S::RowsColumns, L::Off, false), 4, true);
+  EXPECT_EQ(t.transforms, 4 * 4 * 5603328.0);
+  EXPECT_EQ(t.products, 4 * 4 * 5603328.0);
+  EXPECT_EQ(t.cfl, 0.0);
+  EXPECT_EQ(t.stages, 4 * 2 * 3737376.0 + 3 * 3737376.0);
+  EXPECT_EQ(t.total(), 220417632.0);
+  // Half the row products' (the cuFFT column passes and the stage's reads of the spectra gone).
+  EXPECT_LT(t.total(), 0.6 * step_traffic(problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false), 4, true).total());
+}
+
+TEST(StepTraffic, PlainAt1024DoubleRk4WithAndWithoutCallbacks) {
+  const StepProblem p = problem(1024, 1024, D, gpu());
+  // Off: an inverse reads and writes H (columns), reads H and writes R (rows); a forward the
+  // reverse: 3H + R each, two of each a stage. The product kernel: 4R.
+  const StepTraffic off = step_traffic(p, plan(S::Plain, L::Off, true), 4, true);
+  EXPECT_EQ(off.transforms, 4 * 4 * (3 * 8404992.0 + 8388608.0));
+  EXPECT_EQ(off.products, 4 * 4 * 8388608.0);
+  EXPECT_EQ(off.stages, 4 * (4 * 3737376.0 + 2 * 8404992.0) + 3 * 3737376.0);
+  EXPECT_EQ(off.total(), 810125152.0);
+  // Store: each forward's column pass writes K in place of H.
+  const StepTraffic store = step_traffic(p, plan(S::Plain, L::Store, true), 4, true);
+  EXPECT_EQ(off.transforms - store.transforms, 4 * 2 * (8404992.0 - 3737376.0));
+  EXPECT_EQ(store.stages, off.stages);
+  // All: each inverse's column pass reads K too, and the stages write 2K of inputs, not 2H.
+  const StepTraffic all = step_traffic(p, plan(S::Plain, L::All, false), 4, true);
+  EXPECT_EQ(all.transforms,
+            4 * (2 * (3737376.0 + 2 * 8404992.0 + 8388608.0) + 2 * (8388608.0 + 2 * 8404992.0 + 3737376.0)));
+  EXPECT_EQ(all.stages, 4 * 6 * 3737376.0 + 3 * 3737376.0);
+  EXPECT_EQ(all.total(), 698102368.0);
+}
+
+TEST(StepTraffic, PrunedAt2048SingleRk4) {
+  // Single (complex 8 bytes): H = 2048 * 1025 * 8 = 16793600, C = 2048 * 683 * 8 = 11190272,
+  // K = 683 * 1365 * 8 = 7458360, R = 2048^2 * 4 = 16777216. An inverse: the kept columns in
+  // place (2C), then the rows (H + R); a forward the reverse.
+  const StepTraffic t = step_traffic(problem(2048, 2048, F, gpu()), plan(S::Pruned, L::Off, true), 4, true);
+  EXPECT_EQ(t.transforms, 4 * 4 * (2 * 11190272.0 + 16793600.0 + 16777216.0));
+  EXPECT_EQ(t.products, 4 * 4 * 16777216.0);
+  EXPECT_EQ(t.stages, 4 * (4 * 7458360.0 + 2 * 16793600.0) + 3 * 7458360.0);
+  EXPECT_EQ(t.total(), 1439714856.0);
+}
+
+TEST(StepTraffic, ComplexPairsAt16384DoubleRk4) {
+  // A whole complex field Z = 16384^2 * 16 = 4294967296, its kept modes (10923^2) Kz =
+  // 1908990864, a half spectrum's Kh = 5462 * 10923 * 16 = 954582816. Loads and stores: each
+  // way two passes, the first reading Kz (inverse) or the last writing it (forward): 2 (Kz + 3Z)
+  // a stage; the CFL maximum reads the products once (Z); a stage reads Kz of the packed
+  // spectra, S (2Kh), writes Kz of inputs; W as above.
+  const StepTraffic t =
+      step_traffic(problem(16384, 16384, D, gpu()), plan(S::ComplexPairs, L::All, false), 4, true);
+  EXPECT_EQ(t.transforms, 4 * 2 * (1908990864.0 + 3 * 4294967296.0));
+  EXPECT_EQ(t.products, 0.0);
+  EXPECT_EQ(t.cfl, 4294967296.0);
+  EXPECT_EQ(t.stages, 4 * (2 * 1908990864.0 + 2 * 954582816.0) + 3 * 954582816.0);
+  EXPECT_EQ(t.total(), 148418447200.0);
+}
+
+TEST(StepTraffic, AdvectivePlainAt256DoubleRk3) {
+  // rk3 is low storage (no W), 3 stages. H = 256 * 129 * 16 = 528384, R = 256^2 * 8 = 524288,
+  // K = 86 * 171 * 16 = 235296. A stage: 4 inverse and 1 forward transforms (3H + R each), the
+  // product reads u, v, wx, wy and writes wx (5R), the fused stage reads a (K) and S, writes S
+  // (2K) and four inputs (4H).
+  const StepProblem p = problem(256, 256, D, gpu(), false);
+  const StepTraffic t = step_traffic(p, plan(S::Plain, L::Off, true), 3, false);
+  EXPECT_EQ(t.transforms, 3 * 5 * (3 * 528384.0 + 524288.0));
+  EXPECT_EQ(t.products, 3 * 5 * 524288.0);
+  EXPECT_EQ(t.stages, 3 * (3 * 235296.0 + 4 * 528384.0));
+  EXPECT_EQ(t.total(), 47964192.0);
+}
+
+TEST(StepTraffic, ScalesWithMembersAndPrecision) {
+  const struct {
+    int n;
+    StepPlan plan;
+    bool basdevant;
+  } cases[] = {{256, plan(S::Plain, L::Off, true), true},       {256, plan(S::Plain, L::All, false), false},
+               {1024, plan(S::Rows, L::Off, false), true},      {2048, plan(S::Pruned, L::Store, true), true},
+               {4096, plan(S::ComplexPairs, L::Store, false), true}};
+  for (const auto& c : cases) {
+    StepProblem one = problem(c.n, c.n, D, gpu(), c.basdevant);
+    const StepTraffic t1 = step_traffic(one, c.plan, 4, true);
+    ASSERT_GT(t1.total(), 0.0) << c.n;
+    StepProblem many = one;
+    many.members = 16;
+    const StepTraffic t16 = step_traffic(many, c.plan, 4, true);
+    EXPECT_EQ(t16.total(), 16 * t1.total()) << c.n;
+    EXPECT_EQ(t16.stages, 16 * t1.stages) << c.n;
+    EXPECT_EQ(t16.cfl, 16 * t1.cfl) << c.n;
+    StepProblem single = one;
+    single.precision = F;
+    EXPECT_EQ(2 * step_traffic(single, c.plan, 4, true).total(), t1.total()) << c.n;
+    // Batched pairs move the same bytes; the budget sums none of their own.
+    StepPlan other = c.plan;
+    other.batched = !other.batched;
+    EXPECT_EQ(step_traffic(one, other, 4, true).total(), t1.total()) << c.n;
+    EXPECT_EQ(t1.budget, 0.0);
+  }
+}
+
+TEST(StepTraffic, EachSavingOfThePlansShows) {
+  const StepProblem p = problem(4096, 4096, D, gpu());
+  const auto total = [&](S s, L l) { return step_traffic(p, plan(s, l, false), 4, true).total(); };
+  EXPECT_GT(total(S::Plain, L::Off), total(S::Plain, L::Store));
+  EXPECT_GT(total(S::Plain, L::Store), total(S::Plain, L::All));
+  EXPECT_GT(total(S::Plain, L::Off), total(S::Pruned, L::Off));
+  EXPECT_GT(total(S::Pruned, L::Off), total(S::Rows, L::Off));
+  // A classic stepper's W: written in stage 0, read in the stages but the last (3K at rk4).
+  const double k = 1366.0 * 2731.0 * 16.0;
+  EXPECT_EQ(step_traffic(p, plan(S::Rows, L::Off, false), 4, true).total() -
+                step_traffic(p, plan(S::Rows, L::Off, false), 4, false).total(),
+            3 * k);
+  // More stages, more traffic, stage for stage.
+  EXPECT_LT(step_traffic(p, plan(S::Plain, L::Off, false), 3, false).total(),
+            step_traffic(p, plan(S::Plain, L::Off, false), 4, false).total());
+}
+
+TEST(StepTraffic, WhatIsNotModelledIsNaN) {
+  const auto total = [](const StepProblem& p, S s, L l) { return step_traffic(p, plan(s, l, false), 4, true).total(); };
+  EXPECT_TRUE(std::isnan(total(problem(512, 512, D, cpu()), S::CpuRows, L::Off)));
+  EXPECT_TRUE(std::isnan(total(problem(512, 512, D, slabs()), S::Slabs, L::Off)));
+  // Strategies in a form they cannot run.
+  EXPECT_TRUE(std::isnan(total(problem(1024, 1024, D, gpu(), false), S::Rows, L::Off)));
+  EXPECT_TRUE(std::isnan(
+      step_traffic(problem(1024, 1024, D, gpu(), true, false), plan(S::Pruned, L::Off, false), 4, true).stages));
+  EXPECT_TRUE(std::isnan(
+      step_traffic(problem(1024, 1024, D, gpu(), false), plan(S::ComplexPairs, L::All, false), 4, true).transforms));
 }
 
 }  // namespace

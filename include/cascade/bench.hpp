@@ -1,6 +1,7 @@
 //! @file Benchmarks behind `cascade bench`: programs that print tables and CSV, never timed tests.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,20 @@ int run_reduction_bench(const BenchOptions& options);
 #if defined(CASCADE_HAVE_CUDA)
 //! GPU part of the reduction benchmark (src/app/bench_reduction_cuda.cu). Returns 0 on success.
 int run_reduction_bench_cuda(const BenchOptions& options);
+#endif
+
+//! A copy's bandwidth, the one a step's memory-traffic bound is taken at (bench step, bench
+//! ensemble): GB/s = 2 bytes / time (each byte read and written), and where it was measured.
+struct CopyBandwidth {
+  double gbps = 0;
+  std::string where;  //!< the device's name, the copy and its size
+};
+
+#if defined(CASCADE_HAVE_CUDA)
+//! A device-to-device cudaMemcpy of `bytes` (at most a quarter of the free memory) on `device`,
+//! median of `repeats` with L2 flushed before each, as `cascade bench reduction`'s copy row
+//! (src/app/bench_reduction_cuda.cu).
+CopyBandwidth copy_bandwidth_cuda(int device, std::size_t bytes, int repeats);
 #endif
 
 //! `cascade bench step`: steps of a turbulent field against the same transforms alone.

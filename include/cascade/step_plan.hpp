@@ -88,6 +88,27 @@ struct StepProblem {
 //! one line naming the key.
 StepPlan plan_step(const StepProblem& problem, const StepRequest& request);
 
+//! The bytes one step moves to and from device memory as a plan carries it out, by kind of pass
+//! (docs/performance.md, "The memory-traffic bound"); NaN where the plan is not modelled. Each
+//! pass is counted as reading and writing what it must once: a lower bound of its own traffic,
+//! whatever it keeps in cache. A step's time at the measured copy bandwidth is its bound.
+struct StepTraffic {
+  double transforms = 0;  //!< the FFT passes (cuFFT's 2D, pruned, the column passes around the row kernel)
+  double products = 0;    //!< the product kernel, or the row kernel (row transforms and products in one)
+  double cfl = 0;         //!< a pass of the CFL maximum's own (complex pairs); elsewhere it rides on the products
+  double stages = 0;      //!< the fused spectral stages
+  double budget = 0;      //!< the budget sums: they read what the first stage reads, so 0
+  double total() const { return transforms + products + cfl + stages + budget; }
+};
+
+//! The memory traffic of one step of `stages` stages of the plan's strategy, all members of the
+//! problem (StepProblem::members) together; `classic_registers`: the stepper keeps omega_n in a
+//! third register W (classic RK4; IfRkTable::low_storage false). No forcing is counted (a
+//! forced run's stages read F once a kept mode besides). Batched pairs move the same bytes. A
+//! pure function of its arguments: Plain, Pruned, Rows and ComplexPairs are modelled (in the
+//! forms they can run); the others (CpuRows, Slabs) give NaN, "not modelled".
+StepTraffic step_traffic(const StepProblem& problem, const StepPlan& plan, int stages, bool classic_registers);
+
 std::string to_string(StepStrategy s);
 std::string to_string(CallbackLevel c);
 //! The deck value of a strategy and batching: "plain-pairs" and the like.

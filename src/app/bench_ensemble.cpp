@@ -1,6 +1,7 @@
 //! @file `cascade bench ensemble`: steps of an ensemble (ensemble.members fields of one grid in
-//! one batch) against, in the same run, the batched transforms alone (the floor); member-steps
-//! a second, median over many steps after a warm-up.
+//! one batch) against, in the same run, the batched transforms alone (the floor) and the step's
+//! memory-traffic bound (its bytes, step_traffic, at the copy bandwidth measured in the run);
+//! member-steps a second, median over many steps after a warm-up.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +29,9 @@ struct EnsembleRow {
   long n;
   int members;
   double step_ms, floor_ms;
+  double traffic_bytes;  //!< what a step of all the members moves (step_traffic); NaN: not modelled
+  double traffic_ms;     //!< those bytes at the copy bandwidth
+  double copy_gbps;      //!< the copy bandwidth (the backend's memory)
   double device_gib;  //!< GPU memory in use during the run (all of it), 0 on the CPU
   double bytes_per_member;
   std::string plan;
@@ -35,7 +39,8 @@ struct EnsembleRow {
 
 //! `callbacks`: the auto plan; else the same without cuFFT callbacks.
 template <class Real>
-EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o, bool callbacks) {
+EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o, bool callbacks,
+                      const CopyBandwidth& copy) {
   // Decaying turbulence, each member its own random field (initial.seed + member).
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
@@ -71,8 +76,10 @@ EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions&
   const std::vector<double> floor = bench::transforms_alone(*b, s.table().stages(), basdevant, std::max(o.repeats, 20));
   std::size_t used = 0, total = 0;
   b->device_memory(used, total);
-  return {to_string(kind), to_string(precision_of<Real>()), n, members, median(steps), median(floor),
-          used / 1073741824.0, double(s.memory_bytes()) / members, describe(b->step_plan())};
+  const StepTraffic traffic = bench::traffic_of(*b, s, basdevant);
+  return {to_string(kind), to_string(precision_of<Real>()), n, members, median(steps), median(floor), traffic.total(),
+          bench::traffic_ms(traffic, copy), copy.gbps, used / 1073741824.0, double(s.memory_bytes()) / members,
+          describe(b->step_plan())};
 }
 
 }  // namespace
@@ -87,33 +94,51 @@ int run_ensemble_bench(const BenchOptions& o) {
   if (!why.empty() || o.include_cpu) kinds.push_back(BackendKind::Cpu);
   std::vector<long> sizes = o.sizes.empty() ? std::vector<long>{256} : o.sizes;
   std::vector<int> counts = o.members.empty() ? std::vector<int>{1, 16, 64, 256} : o.members;
-  fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>12} {:>9}  {}\n", "backend", "prec", "N", "members",
-             "member-steps/s", "ms/step", "floor ms", "ratio", "MiB/member", "GPU GiB", "plan");
+  // The copy bandwidth of each backend's memory, on a buffer of four real fields of the largest
+  // batch (256 MiB at least), well past the caches.
+  std::size_t largest = 0;
+  for (long n : sizes)
+    for (int m : counts) largest = std::max(largest, std::size_t(n) * std::size_t(n) * std::size_t(m));
+  largest *= sizeof(double);
+  std::vector<CopyBandwidth> copies;
+  for (BackendKind k : kinds) {
+    copies.push_back(bench::copy_bandwidth(k, o.device, 4 * largest, o.repeats));
+    fmt::print("copy bandwidth: {:.1f} GB/s ({}); traffic ms: a step's bytes at it\n", copies.back().gbps,
+               copies.back().where);
+  }
+  fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14} {:>10} {:>10} {:>7} {:>10} {:>12} {:>12} {:>9}  {}\n", "backend", "prec",
+             "N", "members", "member-steps/s", "ms/step", "floor ms", "ratio", "traffic ms", "step/traffic",
+             "MiB/member", "GPU GiB", "plan");
   std::vector<bool> callbacks;  // the rows: the auto plan, without callbacks, or both
   if (o.callbacks != "off") callbacks.push_back(true);
   if (o.callbacks != "on") callbacks.push_back(false);
   std::vector<EnsembleRow> rows;
-  for (BackendKind k : kinds)
+  for (std::size_t kk = 0; kk < kinds.size(); ++kk)
     for (Precision p : precisions)
       for (long n : sizes)
         for (int members : counts)
           for (bool cb : callbacks) {
+            const BackendKind k = kinds[kk];
             if (!cb && k == BackendKind::Cpu) continue;  // the CPU has none
-            const EnsembleRow r = p == Precision::Single ? bench_one<float>(k, n, members, o, cb)
-                                                         : bench_one<double>(k, n, members, o, cb);
-            fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>12.2f} {:>9.2f}  {}\n",
+            const EnsembleRow r = p == Precision::Single ? bench_one<float>(k, n, members, o, cb, copies[kk])
+                                                         : bench_one<double>(k, n, members, o, cb, copies[kk]);
+            fmt::print("{:<7} {:<7} {:>6} {:>8} {:>14.0f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.3f} {:>12.3f} {:>12.2f} "
+                       "{:>9.2f}  {}\n",
                        r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
-                       r.step_ms / r.floor_ms, r.bytes_per_member / 1048576.0, r.device_gib, r.plan);
+                       r.step_ms / r.floor_ms, r.traffic_ms, r.step_ms / r.traffic_ms, r.bytes_per_member / 1048576.0,
+                       r.device_gib, r.plan);
             std::fflush(stdout);
             rows.push_back(r);
           }
   if (!o.csv.empty()) {
     std::ofstream csv(o.csv);
     if (!csv) throw InputError("--csv: cannot write '" + o.csv + "'");
-    csv << "backend,precision,n,members,member_steps_per_s,ms_per_step,floor_ms,ratio,bytes_per_member,gpu_gib,plan\n";
+    csv << "backend,precision,n,members,member_steps_per_s,ms_per_step,floor_ms,ratio,traffic_bytes,copy_gbps,"
+           "traffic_ms,step_per_traffic,bytes_per_member,gpu_gib,plan\n";
     for (const EnsembleRow& r : rows)
-      csv << fmt::format("{},{},{},{},{:.1f},{:.5f},{:.5f},{:.4f},{:.0f},{:.3f},\"{}\"\n", r.backend, r.precision, r.n,
-                         r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms, r.step_ms / r.floor_ms,
+      csv << fmt::format("{},{},{},{},{:.1f},{:.5f},{:.5f},{:.4f},{:.0f},{:.1f},{:.5f},{:.4f},{:.0f},{:.3f},\"{}\"\n",
+                         r.backend, r.precision, r.n, r.members, 1000.0 * r.members / r.step_ms, r.step_ms, r.floor_ms,
+                         r.step_ms / r.floor_ms, r.traffic_bytes, r.copy_gbps, r.traffic_ms, r.step_ms / r.traffic_ms,
                          r.bytes_per_member, r.device_gib, r.plan);
   }
   return 0;

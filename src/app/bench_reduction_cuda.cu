@@ -299,6 +299,27 @@ bool run_precision(const BenchOptions& o, const std::vector<std::size_t>& sides,
 
 }  // namespace
 
+CopyBandwidth copy_bandwidth_cuda(int device, std::size_t bytes, int repeats) {
+  CASCADE_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  CASCADE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::size_t free_bytes = 0, total = 0;
+  CASCADE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  // Two buffers and the L2 flush in half the free memory, whole 256-byte blocks.
+  bytes = std::min(bytes, free_bytes / 4) / 256 * 256;
+  Buffer<unsigned char> from = device_buffer<unsigned char>(bytes), to = device_buffer<unsigned char>(bytes);
+  CASCADE_CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
+  CASCADE_CUDA_CHECK(cudaMemset(to.data(), 0, bytes));
+  Timer timer(2 * std::size_t(std::max(prop.l2CacheSize, 1 << 20)), repeats);
+  const double us = timer.median_us([&] {
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, nullptr));
+  });
+  char copy[96];
+  std::snprintf(copy, sizeof copy, ": cudaMemcpy device to device of %.0f MiB, median of %d", bytes / 1048576.0,
+                std::max(repeats, 1));
+  return {2.0 * double(bytes) / us / 1e3, std::string(prop.name) + ", device " + std::to_string(device) + copy};
+}
+
 int run_reduction_bench_cuda(const BenchOptions& o) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 
 #include "cascade/error.hpp"
+#include "cascade/grid.hpp"
 
 namespace cascade {
 namespace {
@@ -226,6 +228,103 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     plan.why += ", run.fft_callbacks: " + to_string(req.callbacks);
   }
   return plan;
+}
+
+// The model (docs/performance.md, "The memory-traffic bound"), one assumption a line:
+//  - a pass reads its input and writes its output once (its lower bound; L2 reuse ignored);
+//  - cuFFT's 2D transform is two passes, rows (the real side, nx ny reals, to or from the half
+//    spectrum, ny (nx/2+1) complex) and columns (the half spectrum in and out);
+//  - a pruned transform: the rows' pass over every row, the columns' pass over the kept columns;
+//  - the row kernel reads and writes the kept columns of the two spectra once, nothing real;
+//  - rows and columns: the row kernel, and the column kernel reading the products' kept
+//    columns and writing the next inputs' (the stage's reads and writes of S and W inside);
+//  - complex pairs: one complex ny nx transform each way (two passes each), the products in
+//    the inverse's store callback, the CFL maximum a read of the products in the first stage;
+//  - the product kernel reads u, v and writes uv, v^2 - u^2 (advective: reads u, v, wx, wy,
+//    writes wx); the CFL maximum rides on it, or on the row kernel;
+//  - callbacks Store and All: the forward's last pass writes the kept modes alone; All: the
+//    inverse's first pass reads them alone and the fused stage writes them alone;
+//  - the fused stage reads the products' spectra (kept modes), S, W where the stepper keeps
+//    one (written in the first stage, read in the others but the last), writes S and the next
+//    inputs (two spectra, advective four); the budget sums read what the first stage reads;
+//  - no forcing; reduction partials, twiddles and launch arguments neglected.
+StepTraffic step_traffic(const StepProblem& p, const StepPlan& plan, int stages, bool classic_registers) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const StepTraffic unmodelled{nan, nan, nan, nan, nan};
+  const double r = real_bytes(p.precision), c = 2 * r, nx = p.nx, ny = p.ny;
+  // The kept band of each axis: the 2/3 rule's, else all but the Nyquist modes (DealiasMask).
+  const int bx = p.two_thirds ? two_thirds_band(p.nx) : (p.nx - 1) / 2;
+  const int by = p.two_thirds ? two_thirds_band(p.ny) : (p.ny - 1) / 2;
+  const double real = nx * ny * r;                                   // a real field
+  const double half = ny * (p.nx / 2 + 1) * c;                       // a half spectrum
+  const double columns = ny * (bx + 1) * c;                          // its kept columns
+  const double kept = double(bx + 1) * double(2 * by + 1) * c;       // its kept modes
+  const double full = nx * ny * c;                                   // a whole complex field
+  const double kept_full = double(2 * bx + 1) * double(2 * by + 1) * c;  // its kept modes
+  const bool store = plan.callbacks != CallbackLevel::Off, load = plan.callbacks == CallbackLevel::All;
+  const bool advective = !p.basdevant;
+  const int inverses = advective ? 4 : 2, forwards = advective ? 1 : 2;
+  const double product_kernel = (advective ? 5 : 4) * real;
+  // An evaluation's transforms and products, the CFL pass, and what a fused stage reads of the
+  // products' spectra and writes of the next inputs.
+  double transforms = 0, products = 0, cfl = 0;
+  double inputs_read = (advective ? 1 : 2) * kept, inputs_written = (advective ? 4 : 2) * (load ? kept : half);
+  switch (plan.strategy) {
+    case Strategy::Plain: {
+      const double inverse = (load ? kept : half) + half + half + real;  // columns, then rows
+      const double forward = real + half + half + (store ? kept : half);  // rows, then columns
+      transforms = inverses * inverse + forwards * forward;
+      products = product_kernel;
+      break;
+    }
+    case Strategy::Pruned: {
+      if (!p.two_thirds) return unmodelled;
+      // The rows' passes take or leave the kept columns alone with callbacks (PrunedEval).
+      const double inverse = (load ? kept : columns) + columns + (load ? columns : half) + real;
+      const double forward = real + (store ? columns : half) + columns + (store ? kept : columns);
+      transforms = inverses * inverse + forwards * forward;
+      products = product_kernel;
+      break;
+    }
+    case Strategy::Rows:
+      if (advective || !p.two_thirds) return unmodelled;
+      transforms = 2 * ((load ? kept : columns) + columns) + 2 * (columns + (store ? kept : columns));
+      products = 2 * 2 * columns;
+      break;
+    case Strategy::ComplexPairs:
+      if (advective) return unmodelled;
+      transforms = (load ? kept_full : full) + 3 * full + 3 * full + (store ? kept_full : full);
+      cfl = full;
+      // The packed layout: each kept mode of the whole spectrum read once; written there, or
+      // everywhere (zeros at the removed modes).
+      inputs_read = kept_full;
+      inputs_written = load ? kept_full : full;
+      break;
+    case Strategy::RowsColumns:
+      // The column kernel reads the products' kept columns and writes the next inputs' there;
+      // the stage between reads and writes S (and W) at the kept modes alone, in the same pass.
+      if (advective || !p.two_thirds) return unmodelled;
+      transforms = 2 * columns + 2 * columns;
+      products = 2 * 2 * columns;
+      inputs_read = 0;
+      inputs_written = 0;
+      break;
+    default: return unmodelled;  // CpuRows, Slabs: not modelled
+  }
+  StepTraffic t;
+  t.transforms = stages * transforms;
+  t.products = stages * products;
+  t.cfl = cfl;
+  for (int i = 0; i < stages; ++i) {
+    const bool w = classic_registers && (i == 0 || i + 1 < stages);  // W written in stage 0, read up to the last
+    t.stages += inputs_read + 2 * kept + (w ? kept : 0) + inputs_written;
+  }
+  const double members = std::max(1, p.members);
+  t.transforms *= members;
+  t.products *= members;
+  t.cfl *= members;
+  t.stages *= members;
+  return t;
 }
 
 std::string to_string(StepStrategy s) {
