@@ -18,6 +18,7 @@
 #include "kernels/ns_stage.cuh"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/launch.cuh"
+#include "backends/cuda/row_kernel_eval.cuh"
 
 namespace cascade {
 namespace cuda_launch {
@@ -103,11 +104,7 @@ class ColumnKernelEval {
     while ((1 << m_) < ny) ++m_;
     kept_ = kept;
     members_ = members;
-    std::vector<Cplx> tw(ny);
-    const double two_pi = 2 * 3.14159265358979323846;
-    for (int k = 0; k < ny; ++k) tw[k] = {Real(std::cos(two_pi * k / ny)), Real(std::sin(two_pi * k / ny))};
-    CASCADE_CUDA_CHECK(cudaMalloc(&twiddles_, sizeof(Cplx) * tw.size()));
-    CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
+    twiddles_ = device_twiddles<Real>(ny);
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
     const auto blocks = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };

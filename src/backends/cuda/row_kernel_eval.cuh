@@ -54,6 +54,19 @@ __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  
 
 }  // namespace cuda_launch
 
+//! The table exp(2 pi i k / n), k < n, in device memory (the row and column kernels'), freed by
+//! the caller with cudaFree.
+template <class Real>
+Complex<Real>* device_twiddles(int n) {
+  std::vector<Complex<Real>> tw(n);
+  const double two_pi = 2 * 3.14159265358979323846;
+  for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  Complex<Real>* d = nullptr;
+  CASCADE_CUDA_CHECK(cudaMalloc(&d, sizeof(Complex<Real>) * tw.size()));
+  CASCADE_CUDA_CHECK(cudaMemcpy(d, tw.data(), sizeof(Complex<Real>) * tw.size(), cudaMemcpyHostToDevice));
+  return d;
+}
+
 //! Where a kernel's CFL maximum goes: per-block partials, the last block's ticket, the result
 //! (mapped pinned host memory), as the executor's for_each_max_async.
 template <class Real>
@@ -108,12 +121,7 @@ class RowKernelEval {
     nx_ = nx;
     ny_ = ny;
     log2_ = log2_for(nx);
-    std::vector<Cplx> tw(nx_);
-    const double two_pi = 2 * 3.14159265358979323846;
-    for (int k = 0; k < nx_; ++k)
-      tw[k] = {Real(std::cos(two_pi * k / nx_)), Real(std::sin(two_pi * k / nx_))};
-    CASCADE_CUDA_CHECK(cudaMalloc(&twiddles_, sizeof(Cplx) * tw.size()));
-    CASCADE_CUDA_CHECK(cudaMemcpy(twiddles_, tw.data(), sizeof(Cplx) * tw.size(), cudaMemcpyHostToDevice));
+    twiddles_ = device_twiddles<Real>(nx_);
     smem_ = shared_bytes(nx_);
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9: size<128>(sms, blocks_cap); break;
