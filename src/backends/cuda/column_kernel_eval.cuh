@@ -30,11 +30,10 @@ namespace cuda_launch {
 //! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
 //! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
 template <int THREADS, bool kSums, class Real, class Op>
-__global__ void __launch_bounds__(THREADS) column_kernel(column_fft::ColumnTile<Real> tile, int kept,
-                                                         column_fft::ColumnPass pass, Op op, Complex<Real>* a,
-                                                         Complex<Real>* b, std::size_t member_size,
-                                                         const StepClock* clock, int stage,
-                                                         const LinearCoefficients* each, SpectralSums* partials) {
+__global__ void __launch_bounds__(THREADS, THREADS <= 256 ? 2 : 1)  // <= 128 registers
+    column_kernel(column_fft::ColumnTile<Real> tile, int kept, column_fft::ColumnPass pass, Op op, Complex<Real>* a,
+                  Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
+                  const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
   using R = std::conditional_t<kSums, SpectralSums, column_fft::NoSums>;
   const int member = blockIdx.y;

@@ -95,9 +95,9 @@ class RowKernelEval {
   //! Threads a block for rows of 2^m points (m = log2_for(nx)): 128 up to 512 points (a group of
   //! a sixteenth as many a row, several rows at once), then a sixteenth as many as the points.
   static int threads_for(int m) { return m <= 9 ? 128 : m == 10 ? 64 : m == 11 ? 128 : m == 12 ? 256 : 512; }
-  //! Rows a block transforms at once.
-  static int rows_at_once(int m) {
-    const int t = threads_for(m), per = std::max(1, std::min(t, (1 << m) / 16));
+  //! Rows a block of `threads` (threads_for's, where not given) transforms at once.
+  static int rows_at_once(int m, int threads = 0) {
+    const int t = threads ? threads : threads_for(m), per = std::max(1, std::min(t, (1 << m) / 16));
     return t / per;
   }
   //! The shared memory a block needs for rows of nx points.
@@ -122,9 +122,16 @@ class RowKernelEval {
     ny_ = ny;
     log2_ = log2_for(nx);
     twiddles_ = device_twiddles<Real>(nx_);
-    smem_ = shared_bytes(nx_);
+    // Short rows and few of them (a single run's small grid): blocks of 32 threads, fewer rows
+    // a block and more blocks, which hide each other's latency (256^2: 128 blocks, not 32).
+    narrow_ = log2_ <= 9 && ny_ < 4 * sms * rows_at_once(log2_);
+    smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? 32 : 0)) *
+            std::size_t(row_fft::padded_size(1 << log2_));
     switch (log2_) {
-      case 4: case 5: case 6: case 7: case 8: case 9: size<128>(sms, blocks_cap); break;
+      case 4: case 5: case 6: case 7: case 8: case 9:
+        if (narrow_) size<32>(sms, blocks_cap);
+        else size<128>(sms, blocks_cap);
+        break;
       case 10: size<64>(sms, blocks_cap); break;
       case 11: size<128>(sms, blocks_cap); break;
       case 12: size<256>(sms, blocks_cap); break;
@@ -161,7 +168,10 @@ class RowKernelEval {
                 cudaStream_t stream) const {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
-      case 4: case 5: case 6: case 7: case 8: case 9: launch<128>(ph, a, b, cfl, max, stream); break;
+      case 4: case 5: case 6: case 7: case 8: case 9:
+        if (narrow_) launch<32>(ph, a, b, cfl, max, stream);
+        else launch<128>(ph, a, b, cfl, max, stream);
+        break;
       case 10: launch<64>(ph, a, b, cfl, max, stream); break;
       case 11: launch<128>(ph, a, b, cfl, max, stream); break;
       case 12: launch<256>(ph, a, b, cfl, max, stream); break;
@@ -176,7 +186,7 @@ class RowKernelEval {
     CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     int per_sm = 0;
     CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
-    const int rows = (ny_ + rows_at_once(log2_) - 1) / rows_at_once(log2_);  // blocks with work
+    const int at_once = rows_at_once(log2_, THREADS), rows = (ny_ + at_once - 1) / at_once;  // blocks with work
     blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
   }
   template <int THREADS>
@@ -188,6 +198,7 @@ class RowKernelEval {
   }
 
   int nx_ = 0, ny_ = 0, log2_ = 0;
+  bool narrow_ = false;  //!< blocks of 32 threads for short rows (make)
   std::size_t smem_ = 0;
   int blocks_ = 1;
   Cplx* twiddles_ = nullptr;
