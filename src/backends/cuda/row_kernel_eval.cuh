@@ -44,7 +44,9 @@ __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  
     Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
     Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
     for (int p = 0; p < phases; ++p) {
-      if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
+      // A row a block: the loops' stride a constant (a runtime one cost 2-6% a step, 1024^2 to 8192^2).
+      if (groups == 1) acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+      else if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
       __syncthreads();
     }
   }
