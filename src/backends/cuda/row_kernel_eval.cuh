@@ -25,29 +25,41 @@ __host__ __device__ constexpr int row_threads(int m) {
   return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > THREADS ? THREADS : (1 << m) / 16;
 }
 
-template <int THREADS, class Real>
+//! kGrouped: rows of 16 THREADS points or fewer, a group of threads a row and several rows a
+//! block at once, each in its own part of shared memory (RowKernelEval::rows_at_once); else a
+//! row a block, the loops' stride the constant THREADS (a runtime stride, tried, cost 3-10% a
+//! step from 1024^2 to 8192^2).
+template <int THREADS, bool kGrouped, class Real>
 __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
-  // Rows shorter than 16 THREADS points: a group of threads a row, several rows at once, each
-  // in its own part of shared memory (rows_at_once).
-  const int per = row_threads<THREADS>(ph.m), group = threadIdx.x / per, groups = THREADS / per;
-  ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
   const int phases = ph.count();
-  // Every group runs the same phases (barriers for all); a group past the last row idles.
-  for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
-    const int row = first + group;
-    Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
-    Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
-    for (int p = 0; p < phases; ++p) {
-      // A row a block: the loops' stride a constant (a runtime one cost 2-6% a step, 1024^2 to 8192^2).
-      if (groups == 1) acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
-      else if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
-      __syncthreads();
+  if constexpr (kGrouped) {
+    const int per = row_threads<THREADS>(ph.m), group = threadIdx.x / per, groups = THREADS / per;
+    ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
+    // Every group runs the same phases (barriers for all); a group past the last row idles.
+    for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
+      const int row = first + group;
+      Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
+      Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
+      for (int p = 0; p < phases; ++p) {
+        if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
+        __syncthreads();
+      }
+    }
+  } else {
+    ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
+    for (int row = blockIdx.x; row < ny; row += gridDim.x) {
+      Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
+      Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
+      for (int p = 0; p < phases; ++p) {
+        acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+        __syncthreads();
+      }
     }
   }
   if (!cfl) return;
@@ -184,7 +196,8 @@ class RowKernelEval {
  private:
   template <int THREADS>
   void size(int sms, int blocks_cap) {
-    auto* kernel = cuda_launch::row_products_kernel<THREADS, Real>;
+    auto* kernel = log2_ <= 9 ? cuda_launch::row_products_kernel<THREADS, true, Real>
+                              : cuda_launch::row_products_kernel<THREADS, false, Real>;
     CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     int per_sm = 0;
     CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
@@ -194,8 +207,12 @@ class RowKernelEval {
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
               cudaStream_t stream) const {
-    cuda_launch::row_products_kernel<THREADS, Real><<<blocks_, THREADS, smem_, stream>>>(
-        ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
+    if (log2_ <= 9)
+      cuda_launch::row_products_kernel<THREADS, true, Real><<<blocks_, THREADS, smem_, stream>>>(
+          ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
+    else
+      cuda_launch::row_products_kernel<THREADS, false, Real><<<blocks_, THREADS, smem_, stream>>>(
+          ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
