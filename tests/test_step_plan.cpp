@@ -246,14 +246,14 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
     return b;
   };
   const StepRequest automatic;
-  // On a GPU in Basdevant's form, up to 256^2 a member and from 1024^2 points in all, rows and
-  // columns; else complex pairs with the plain row's callbacks.
+  // On a GPU in Basdevant's form, up to 256^2 a member (512^2 in double) and from 1024^2 points
+  // in all, rows and columns; else complex pairs with the plain row's callbacks.
   EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(128, 1024, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(256, 4096, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));  // 16384^2 points
-  EXPECT_EQ(plan_step(batch(512, 16, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));    // 2048^2 points
-  EXPECT_EQ(plan_step(batch(512, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::Store, false));  // 4096^2
-  EXPECT_EQ(plan_step(batch(512, 256, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));   // 8192^2
+  EXPECT_EQ(plan_step(batch(512, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));    // double: to 512^2
+  EXPECT_EQ(plan_step(batch(512, 64, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));   // single: to 256^2
+  EXPECT_EQ(plan_step(batch(1024, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));  // 8192^2 points
   EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));   // 16384^2
   EXPECT_EQ(plan_step(batch(128, 16, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));   // 512^2 points
   EXPECT_EQ(plan_step(batch(256, 4, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));

@@ -181,19 +181,20 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     // An ensemble on a GPU in Basdevant's form: complex pairs, with the callbacks of the plain
     // row, ran faster than the plain transforms at every batch measured (128^2 to 512^2, 16 to
     // 1024 members, both precisions: docs/performance.md, Ensembles).
-    // Up to 256^2 points a member and from 1024^2 points in all, rows and columns before them:
-    // the row kernel and the column kernel over every member, no cuFFT (H100, 2026-11-25, rk4:
-    // 256^2 x 256 members 74,200 against 60,600 member-steps/s in double, 123,000 against
-    // 102,800 in single; 128^2 x 1024 287,600 against 228,600 in double; 256^2 x 16 56,000
-    // against 53,500). Smaller batches lost (128^2 x 16: 91,400 against 113,500; 256^2 x 4),
-    // and so did 512^2 x 64 (14,800 against 15,200).
+    // Up to 256^2 points a member (512^2 in double) and from 1024^2 points in all, rows and
+    // columns before them: the row kernel and the column kernel over every member, no cuFFT
+    // (H100, 2026-11-25, rk4, member-steps/s against complex pairs: 256^2 x 256 97,800 against
+    // 60,500 in double, 122,700 against 103,100 in single; 128^2 x 1024 392,400 against 228,000
+    // in double; 512^2 x 64 19,000 against 15,200 in double). Smaller batches lost (128^2 x 16,
+    // 256^2 x 4), and so did 512^2 in single (24,300 against 26,900 at 64 members).
     const std::uint64_t points = std::uint64_t(p.nx) * std::uint64_t(p.ny) * std::uint64_t(std::max(1, p.members));
-    if (p.members > 1 && p.nx <= 256 && p.ny <= 256 && points >= sq(1024) &&
+    const int largest = p.precision == Precision::Double ? 512 : 256;
+    if (p.members > 1 && p.nx <= largest && p.ny <= largest && points >= sq(1024) &&
         cannot_run(Strategy::RowsColumns, p, false).empty()) {
       plan.strategy = Strategy::RowsColumns;
       plan.callbacks = Level::Off;
       plan.batched = false;
-      plan.why += "; rows and columns for an ensemble of grids up to 256^2, from 1024^2 points";
+      plan.why += "; rows and columns for an ensemble of grids up to 256^2 (512^2 in double), from 1024^2 points";
     } else if (p.members > 1 && r->strategy == Strategy::Plain &&
                cannot_run(Strategy::ComplexPairs, p, false).empty()) {
       plan.strategy = Strategy::ComplexPairs;
