@@ -113,11 +113,13 @@ class Backend {
   virtual void velocity_hat(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat) = 0;
   //! The inputs of a Basdevant evaluation of omega_hat into the pair a, b (spectral_pair), in
   //! the layout nonlinear_products takes: velocity_hat's, or, where the step runs as complex
-  //! pairs (prepare_step), the full spectrum of u + i v in a's and b's memory.
+  //! pairs (prepare_step), the full spectrum of u + i v in a's and b's memory, or, as rows and
+  //! columns, velocity_hat's kept columns transformed back along y (the column kernel's).
   virtual void velocity_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& a, Buffer<Cplx>& b) = 0;
   //! After nonlinear_products on the pairs a, b and u, v: a <- (u v)_hat, b <- (v^2 - u^2)_hat
   //! as half spectra (shell_spectra reads them so). Where the step runs as complex pairs they
-  //! are unpacked (u, v serve as scratch); elsewhere they are so already and nothing is done.
+  //! are unpacked (u, v serve as scratch), as rows and columns their kept columns transformed
+  //! along y; elsewhere they are so already and nothing is done.
   virtual void natural_products(Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Real>& u, Buffer<Real>& v) = 0;
   //! u_hat, v_hat, (omega_x)_hat, (omega_y)_hat, scaled by 1/(nx ny).
   virtual void advective_inputs(const Buffer<Cplx>& omega_hat, Buffer<Cplx>& u_hat, Buffer<Cplx>& v_hat,
@@ -149,7 +151,8 @@ class Backend {
   //! ones (rows, then the kept columns alone under the 2/3 rule), the row kernel between pruned
   //! passes over the columns (Basdevant's form; kernels/row_fft.cuh), or complex pairs (u + i v
   //! through one complex transform each way, the inverse storing the products); batched pairs
-  //! (two fields in one plan, where u, v and a, b are pairs: spectral_pair, real_pair); cuFFT
+  //! (two fields in one plan, where u, v and a, b are pairs: spectral_pair, real_pair); rows and
+  //! columns (the row kernel, and a column kernel with fused_stage inside: no cuFFT); cuFFT
   //! callbacks folding the dealiasing in (kernels/fft_callbacks.cuh: the forward transforms of
   //! nonlinear_products store the kept modes alone; at level all its inverse transforms load
   //! them alone too, and fused_stage leaves the removed modes of the inputs alone). On the CPU

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <cub/block/block_reduce.cuh>
@@ -24,8 +25,8 @@ namespace cascade {
 namespace cuda_launch {
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
-//! a barrier after each. Op: the functor at each mode, made for the member and the tile by
-//! `at` (StageOfColumns, InputsOfColumns, StoreColumns). A stage reads its h-dependent numbers
+//! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
+//! StoreColumns), given its member's first index and the tile's first column here. A stage reads its h-dependent numbers
 //! from the step's clock (as Clocked does: a step not taken writes nothing and adds nothing)
 //! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
 //! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
