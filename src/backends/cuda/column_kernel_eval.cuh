@@ -117,7 +117,7 @@ class ColumnKernelEval {
     smem_ = shared_bytes(ny, columns_);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
-    for_each_kernel([&](auto* kernel) {
+    each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
     CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(tiles_) * std::size_t(members_)));
@@ -147,7 +147,7 @@ class ColumnKernelEval {
 
  private:
   template <class Fn>
-  void for_each_kernel(const Fn& fn) {
+  void each_instantiation(const Fn& fn) {
     fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>>);
