@@ -123,7 +123,6 @@ class ColumnKernelEval {
     CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(tiles_) * std::size_t(members_)));
   }
   int tiles() const { return tiles_; }
-  int columns() const { return columns_; }
   SpectralSums* partials() const { return partials_; }
 
   //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each

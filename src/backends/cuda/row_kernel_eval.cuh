@@ -20,9 +20,8 @@ namespace cuda_launch {
 
 //! Threads a row of the row kernel's transform of 2^m points: a sixteenth of them, at least one,
 //! at most the block's.
-template <int THREADS>
-__host__ __device__ constexpr int row_threads(int m) {
-  return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > THREADS ? THREADS : (1 << m) / 16;
+__host__ __device__ constexpr int row_threads(int threads, int m) {
+  return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > threads ? threads : (1 << m) / 16;
 }
 
 //! kGrouped: rows of 16 THREADS points or fewer, a group of threads a row and several rows a
@@ -39,7 +38,7 @@ __global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  
   Real acc = MaxOp<Real>::identity();
   const int phases = ph.count();
   if constexpr (kGrouped) {
-    const int per = row_threads<THREADS>(ph.m), group = threadIdx.x / per, groups = THREADS / per;
+    const int per = row_threads(THREADS, ph.m), group = threadIdx.x / per, groups = THREADS / per;
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
     // Every group runs the same phases (barriers for all); a group past the last row idles.
     for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
@@ -111,8 +110,8 @@ class RowKernelEval {
   static int threads_for(int m) { return m <= 9 ? 128 : m == 10 ? 64 : m == 11 ? 128 : m == 12 ? 256 : 512; }
   //! Rows a block of `threads` (threads_for's, where not given) transforms at once.
   static int rows_at_once(int m, int threads = 0) {
-    const int t = threads ? threads : threads_for(m), per = std::max(1, std::min(t, (1 << m) / 16));
-    return t / per;
+    const int t = threads ? threads : threads_for(m);
+    return t / cuda_launch::row_threads(t, m);
   }
   //! The shared memory a block needs for rows of nx points.
   static std::size_t shared_bytes(int nx) {
