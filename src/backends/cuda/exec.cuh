@@ -436,6 +436,7 @@ class CudaExec {
       failed = m.failed + ": " + cufft_error_string(m.r);
       return false;
     }
+    if (pruned()) pruned_.share(stream_, d_work_);
     if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_);
     if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
       rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_);

@@ -168,12 +168,10 @@ class RowKernelEval {
   template <class After>
   void run(const PrunedEval<Real>& pruned, Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed,
            const MaxTarget<Real>& max, cudaStream_t stream, const After& after) const {
-    pruned.columns_inverse(a);
-    pruned.columns_inverse(b);
+    pruned.columns_inverse(a, b);
     products(a, b, cfl, speed, max, stream);
     after();
-    pruned.columns_forward(a);
-    pruned.columns_forward(b);
+    pruned.columns_forward(a, b);
   }
   //! The row kernel alone: a, b hold every row's kept columns with y in physical space (the
   //! column passes' or the column kernel's, column_kernel_eval.cuh), in place.
