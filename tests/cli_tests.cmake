@@ -32,6 +32,9 @@ cascade_cli_test(bench_reduction 0 "cpu +double +64 +4096 +max_cpu \\(OpenMP\\) 
 # bench step --callbacks off: the auto plan without the row-by-row evaluation, through the request.
 cascade_cli_test(bench_step_cpu_off 0 "cpu +double +rk4 +basdevant +256 .*plain, one field a plan, callbacks off \\(run.step_transforms: plain, run.fft_callbacks: off\\)"
                  bench step --cpu --n 256 --repeats 3 --precision double --callbacks both)
+# bench ensemble --forcing ring: a white-noise ensemble, every member forced in one pass.
+cascade_cli_test(bench_ensemble_ring_cpu 0 "cpu +double +32 +4 +[0-9]+ "
+                 bench ensemble --cpu --n 32 --members 4 --repeats 3 --precision double --forcing ring)
 
 # cascade run: a short run writes deck.yaml and diagnostics.csv; a blow-up exits 1 with step,
 # time and dt in its message; bad values in the solver's sections exit 2.

@@ -22,6 +22,7 @@ struct BenchOptions {
   std::string form = "basdevant";    //!< bench step: basdevant | advective
   bool include_cpu = false;          //!< bench step: CPU rows too when a GPU is present
   std::string callbacks = "on";      //!< bench step: the GPU's fused transforms on | off | both
+  std::string forcing = "none";      //!< bench step, ensemble: none | ring (white noise) | kolmogorov
   FftPlanning fft_planning = FftPlanning::Auto;  //!< fft, step: how the CPU rows plan (as run.fft_planning)
 };
 

@@ -41,13 +41,14 @@ struct EnsembleRow {
 template <class Real>
 EnsembleRow bench_one(BackendKind kind, long n, int members, const BenchOptions& o, bool callbacks,
                       const CopyBandwidth& copy) {
-  // Decaying turbulence, each member its own random field (initial.seed + member).
+  // Decaying turbulence (or forced: --forcing), each member its own random field (initial.seed +
+  // member) and white noise (forcing.seed + member).
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
                                           "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
                                           "time: {{stepper: {2}, cfl: 0.5}}\n"
-                                          "ensemble: {{members: {3}}}\n",
-                                          n, o.form, o.stepper, members),
+                                          "ensemble: {{members: {3}}}\n{4}",
+                                          n, o.form, o.stepper, members, bench::forcing_section(o.forcing, n)),
                               "bench ensemble");
   const std::size_t need = Solver<Real>::required_bytes(c);
   auto b = make_backend<Real>(kind, c.make_grid(), o.device, 0, o.fft_planning, 0, members);

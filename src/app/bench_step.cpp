@@ -49,17 +49,19 @@ double cfl_percent(const StepRow& r) { return 100.0 * (r.step_ms - r.fixed_ms) /
 constexpr long kGraphChunk = 64;
 
 template <class Real>
-StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form, int repeats,
-                  int device, FftPlanning planning, bool callbacks, const std::string& transforms,
+StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const std::string& form,
+                  const std::string& forcing, int repeats, int device, FftPlanning planning, bool callbacks, const std::string& transforms,
                   const CopyBandwidth& copy) {
   // The step on the device recorded wherever it can run (auto leaves the largest grids to the
-  // host): its column shows it at every size.
+  // host): its column shows it at every size; white noise (--forcing ring) is drawn from the host.
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
                                           "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
                                           "time: {{stepper: {2}, cfl: 0.5}}\n"
-                                          "run: {{step_graph: {3}}}\n",
-                                          n, form, stepper, kind == BackendKind::Cuda ? "on" : "off"),
+                                          "run: {{step_graph: {3}}}\n{4}",
+                                          n, form, stepper,
+                                          kind == BackendKind::Cuda && forcing != "ring" ? "on" : "off",
+                                          bench::forcing_section(forcing, n)),
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);
   // The step plan: auto (`callbacks`), or auto without pruning, the row kernel or callbacks:
@@ -166,9 +168,9 @@ int run_step_bench(const BenchOptions& o) {
       for (long n : sizes)
         for (bool cb : callbacks) {
           const CopyBandwidth& copy = copies[kk];
-          const StepRow r = p == Precision::Single ? bench_one<float>(k, n, o.stepper, o.form, o.repeats, o.device,
+          const StepRow r = p == Precision::Single ? bench_one<float>(k, n, o.stepper, o.form, o.forcing, o.repeats, o.device,
                                                                       o.fft_planning, cb, o.transforms, copy)
-                                                   : bench_one<double>(k, n, o.stepper, o.form, o.repeats, o.device,
+                                                   : bench_one<double>(k, n, o.stepper, o.form, o.forcing, o.repeats, o.device,
                                                                        o.fft_planning, cb, o.transforms, copy);
           fmt::print("{:<7} {:<7} {:<5} {:<10} {:>6} {:>10.2f} {:>10.3f} {:>10.3f} {:>7.3f} {:>10.3f} {:>12.3f} {:>8.2f} "
                      "{:>10.4f} {:>7.3f} {:>10.1f} {:>9.2f}  {}\n",

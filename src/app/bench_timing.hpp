@@ -20,6 +20,16 @@
 
 namespace cascade::bench {
 
+//! The deck's forcing section of `bench step --forcing` and `bench ensemble --forcing` on an N^2
+//! grid: none, the ring's white noise (drawn each step) around k_f = N/8 (4 to 10), or
+//! Kolmogorov's at wavenumber 4.
+inline std::string forcing_section(const std::string& forcing, long n) {
+  if (forcing == "ring")
+    return fmt::format("forcing: {{type: ring, epsilon: 0.1, k_f: {}, dk: 1.5}}\n", std::clamp(n / 8, 4L, 10L));
+  if (forcing == "kolmogorov") return "forcing: {type: kolmogorov, amplitude: 0.1, wavenumber: 4}\n";
+  return "";
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];

@@ -109,6 +109,10 @@ int run(int argc, char** argv) {
                     "on, the rows named so)")
       ->check(CLI::IsMember({"auto", "plain", "plain-pairs", "pruned", "pruned-pairs", "rows", "complex-pairs",
                              "rows-columns"}));
+  bench->add_option("--forcing", bench_opts.forcing,
+                    "step, ensemble: none (default: decaying) | ring (white noise, drawn each step: no step on the "
+                    "device) | kolmogorov")
+      ->check(CLI::IsMember({"none", "ring", "kolmogorov"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step, ensemble: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,
                     "step, ensemble: the step's own transforms (the step plan: GPU pruned, row kernel, cuFFT callbacks; "
