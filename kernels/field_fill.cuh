@@ -26,6 +26,33 @@ struct FillModes {
   }
 };
 
+//! One member's field in an ensemble's fill (FillModesEach): zero where at rest.
+template <class Spec>
+struct MemberField {
+  Spec spec;
+  bool at_rest;
+};
+
+//! FillModes over every member of an ensemble's buffer (`per` elements each) in one pass, member
+//! m's field from each[m].
+template <class Real, class Spec>
+struct FillModesEach {
+  SpectralShape<Real> s;
+  DealiasMask<Real> mask;
+  const MemberField<Spec>* each;
+  std::size_t per;
+  Complex<Real>* out;
+  CASCADE_HD void operator()(std::size_t idx) const {
+    const std::size_t m = idx / per;
+    const MemberField<Spec>& f = each[m];
+    int i, j;
+    s.mode(idx - m * per, i, j);
+    const int n = s.my(j);
+    out[idx] = !f.at_rest && mask.keep(s, i, j) ? f.spec(i, n, double(s.kx0) * i, double(s.ky0) * n)
+                                                : Complex<Real>{Real(0), Real(0)};
+  }
+};
+
 //! out[idx] = the field at point idx, or out[idx] + the field (`add`), summed in double.
 template <class Real, class Spec>
 struct FillPoints {

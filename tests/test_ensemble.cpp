@@ -148,6 +148,55 @@ TEST_P(EnsembleOnBackend, EachMemberIsItsSingleRun) {
   });
 }
 
+//! Every member's forcing in one pass (fill_modes_each) is each member's own fill, bit for bit;
+//! a member at rest gets zero, whatever was there; fields of several kinds, or at points, are
+//! refused.
+TEST_P(EnsembleOnBackend, FillEachMemberIsItsOwnFill) {
+  CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
+  test::with_precision(GetParam().precision, [&](auto tag) {
+    using Real = decltype(tag);
+    using Cplx = Complex<Real>;
+    const int members = 4;
+    const Grid g = deck("grid: {nx: 32, ny: 48}\n").make_grid();
+    auto batch = make_backend<Real>(GetParam().kind, g, 0, 0, FftPlanning::Estimate, 0, members);
+    auto one = make_backend<Real>(GetParam().kind, g, 0, 0, FftPlanning::Estimate, 0, 1);
+    std::vector<FieldSpec<Real>> fields;
+    for (int m = 0; m < members; ++m)  // seeds, amplitudes and counters that differ
+      fields.push_back(RingModes<Real>{6.0, 1.5, 2.0 + m, std::uint64_t(11 + 7 * m), std::uint64_t(3 + m), g.ny});
+    const std::vector<char> at_rest = {0, 0, 1, 0};
+    Buffer<Cplx> all = batch->spectral_field();
+    std::vector<Cplx> ones(all.size(), Cplx{Real(1), Real(-1)});  // what a member at rest must lose
+    batch->from_host(ones, all);
+    batch->fill_modes_each(fields, at_rest, all);
+    std::vector<Cplx> got(all.size());
+    batch->to_host(all, got);
+    Buffer<Cplx> single = one->spectral_field();
+    const std::size_t per = single.size();
+    ASSERT_EQ(got.size(), per * members);
+    for (int m = 0; m < members; ++m) {
+      SCOPED_TRACE("member " + std::to_string(m));
+      std::vector<Cplx> want(per, Cplx{Real(0), Real(0)});
+      if (!at_rest[std::size_t(m)]) {
+        one->fill_modes(fields[std::size_t(m)], single);
+        one->to_host(single, want);
+      }
+      std::size_t differ = 0, nonzero = 0;
+      for (std::size_t k = 0; k < per; ++k) {
+        const Cplx x = got[std::size_t(m) * per + k];
+        differ += (x.re != want[k].re || x.im != want[k].im) ? 1 : 0;
+        nonzero += (want[k].re != 0 || want[k].im != 0) ? 1 : 0;
+      }
+      EXPECT_EQ(differ, 0u);
+      if (!at_rest[std::size_t(m)]) EXPECT_GT(nonzero, 0u);  // the ring is not empty on this grid
+    }
+    fields[1] = McWilliamsModes<Real>{5.0, 3, g.ny};
+    EXPECT_THROW(batch->fill_modes_each(fields, at_rest, all), RunError);
+    const std::vector<FieldSpec<Real>> points(members, KolmogorovPoints<Real>{Real(g.ly / g.ny), 0.3, 3.0});
+    EXPECT_THROW(batch->fill_modes_each(points, at_rest, all), RunError);
+    EXPECT_THROW(batch->fill_modes_each({fields[0]}, {0}, all), RunError);  // 1 field, 4 members
+  });
+}
+
 //! ensemble.members: 1 is the single run, bit for bit (the same deck without the section).
 TEST_P(EnsembleOnBackend, OneMemberIsTheSingleRunBitForBit) {
   CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);

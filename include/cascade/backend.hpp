@@ -103,6 +103,11 @@ class Backend {
   //! out_hat = the field at every mode the dealiasing keeps, zero elsewhere (k = 0 as the field
   //! gives it). RunError for a field given at points.
   virtual void fill_modes(const FieldSpec<Real>& field, Buffer<Cplx>& out_hat) = 0;
+  //! The same for each member of out_hat (an ensemble's buffer: fields.size() of them), each its
+  //! own field, all of one kind and given at modes, in one pass; zero for a member `at_rest`
+  //! marks. RunError for fields of several kinds or given at points.
+  virtual void fill_modes_each(const std::vector<FieldSpec<Real>>& fields, const std::vector<char>& at_rest,
+                               Buffer<Cplx>& out_hat) = 0;
   //! out = the field at every point, or out + the field with `add` (summed in double). RunError
   //! for a field given at modes.
   virtual void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add = false) = 0;

@@ -182,6 +182,31 @@ class BackendImpl final : public Backend<Real> {
         },
         field);
   }
+  void fill_modes_each(const std::vector<FieldSpec<Real>>& fields, const std::vector<char>& at_rest,
+                       Buffer<Cplx>& out) override {
+    check_spectral(out);
+    const std::size_t members = fields.size();
+    if (members != std::size_t(this->slab_.members) || at_rest.size() != members)
+      throw RunError("fill_modes_each: one field and one at-rest mark for each of the buffer's " +
+                     std::to_string(this->slab_.members) + " members");
+    std::visit(
+        [&](const auto& first) {
+          using Spec = std::decay_t<decltype(first)>;
+          if constexpr (Spec::kSpectral) {
+            std::vector<MemberField<Spec>> each(members);
+            for (std::size_t m = 0; m < members; ++m) {
+              const Spec* spec = std::get_if<Spec>(&fields[m]);
+              if (!spec) throw RunError("fill_modes_each: the members' fields are of several kinds");
+              each[m] = {*spec, at_rest[m] != 0};
+            }
+            exec_.for_each(out.size(), FillModesEach<Real, Spec>{shape(), mask(), exec_.staged(each),
+                                                                 out.size() / members, out.data()});
+          } else {
+            throw RunError("fill_modes_each: the field is given at points (fill_points)");
+          }
+        },
+        fields[0]);
+  }
   void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add) override {
     check_real(out);
     std::visit(

@@ -153,24 +153,26 @@ void Solver<Real>::draw_forcing(long step, double h) {
     return;
   }
   inputs_ready_ = false;  // u_ may change
-  bool points = false;
-  for (int m = 0; m < members_; ++m) {
-    if (dropped(first_ + m)) continue;  // at rest, unforced (its forcing stays zero)
+  // Each member's field; at modes (the ring's white noise), all members in one pass.
+  std::vector<FieldSpec<Real>> fields;
+  std::vector<char> at_rest;  // a dropped member stays unforced: its forcing stays zero
+  for (int m = 0; m < members_; ++m)
     std::visit(
         [&](const auto& f) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>) {
-            const FieldSpec<Real> spec = f.template field<Real>(b_.grid(), step, h);
-            if (spectral(spec)) {
-              Buffer<Cplx> out = member(*forcing_hat_, m);
-              b_.fill_modes(spec, out);
-            } else {
-              Buffer<Real> out = member(u_, m);
-              b_.fill_points(spec, out);
-              points = true;
-            }
+            fields.push_back(f.template field<Real>(b_.grid(), step, h));
+            at_rest.push_back(dropped(first_ + m) ? 1 : 0);
           }
         },
         member_eq_[m].forcing);
+  if (fields.empty()) return;
+  if (spectral(fields[0])) return b_.fill_modes_each(fields, at_rest, *forcing_hat_);
+  bool points = false;
+  for (int m = 0; m < members_; ++m) {
+    if (at_rest[std::size_t(m)]) continue;
+    Buffer<Real> out = member(u_, m);
+    b_.fill_points(fields[std::size_t(m)], out);
+    points = true;
   }
   if (points) {
     for (int m = 0; m < members_; ++m)  // what the batch's transform gives a dropped member: zero
