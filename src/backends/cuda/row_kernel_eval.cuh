@@ -24,12 +24,22 @@ __host__ __device__ constexpr int row_threads(int threads, int m) {
   return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > threads ? threads : (1 << m) / 16;
 }
 
+//! Blocks a multiprocessor keeps at once, which bounds the registers a thread: 512 threads in
+//! all (<= 128 registers), but six blocks of 128 for short rows in single precision (<= 80;
+//! with the column kernel's three blocks, 128² × 1024 went from 536,000 to 569,000
+//! member-steps/s and 256² × 256 from 122,500 to 128,500, H100).
+template <int THREADS, bool kGrouped, class Real>
+constexpr int row_blocks_per_sm() {
+  if (kGrouped && THREADS == 128 && sizeof(Real) == 4) return 6;
+  return THREADS <= 512 ? 512 / THREADS : 1;
+}
+
 //! kGrouped: rows of 16 THREADS points or fewer, a group of threads a row and several rows a
 //! block at once, each in its own part of shared memory (RowKernelEval::rows_at_once); else a
 //! row a block, the loops' stride the constant THREADS (a runtime stride, tried, cost 3-10% a
 //! step from 1024^2 to 8192^2).
 template <int THREADS, bool kGrouped, class Real>
-__global__ void __launch_bounds__(THREADS, THREADS <= 512 ? 512 / THREADS : 1)  // <= 128 registers
+__global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
