@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -148,26 +149,36 @@ TEST_P(EnsembleOnBackend, EachMemberIsItsSingleRun) {
   });
 }
 
-//! Every member's forcing in one pass (fill_modes_each) is each member's own fill, bit for bit;
-//! a member at rest gets zero, whatever was there; fields of several kinds, or at points, are
-//! refused.
-TEST_P(EnsembleOnBackend, FillEachMemberIsItsOwnFill) {
+//! White noise for every member in one pass (set_step_forcing, step_forcing): member m's is its
+//! own base field's draw of the step (RingModes::at_step), filled alone; zero where at rest,
+//! whatever was there. On the GPU the step and h come from the step's clock (the numbers given
+//! are not read) and a step the clock does not take writes nothing. Base fields of several
+//! kinds, without at_step, or too few are refused.
+TEST_P(EnsembleOnBackend, StepForcingIsEachMembersOwnDraw) {
   CASCADE_SKIP_IF_UNAVAILABLE(GetParam().kind);
   test::with_precision(GetParam().precision, [&](auto tag) {
     using Real = decltype(tag);
     using Cplx = Complex<Real>;
+    const bool gpu = GetParam().kind == BackendKind::Cuda;
     const int members = 4;
+    const long step = 5;
+    const double h = 0.0123;
     const Grid g = deck("grid: {nx: 32, ny: 48}\n").make_grid();
     auto batch = make_backend<Real>(GetParam().kind, g, 0, 0, FftPlanning::Estimate, 0, members);
     auto one = make_backend<Real>(GetParam().kind, g, 0, 0, FftPlanning::Estimate, 0, 1);
-    std::vector<FieldSpec<Real>> fields;
-    for (int m = 0; m < members; ++m)  // seeds, amplitudes and counters that differ
-      fields.push_back(RingModes<Real>{6.0, 1.5, 2.0 + m, std::uint64_t(11 + 7 * m), std::uint64_t(3 + m), g.ny});
+    std::vector<FieldSpec<Real>> bases;
+    for (int m = 0; m < members; ++m)  // seeds and amplitudes that differ
+      bases.push_back(RingModes<Real>{6.0, 1.5, 2.0 + m, std::uint64_t(11 + 7 * m), 0, g.ny});
     const std::vector<char> at_rest = {0, 0, 1, 0};
+    batch->set_step_forcing(bases, at_rest);
+    StepClock k;
+    k.step = step + 1;  // the clock has taken the step
+    k.h = h;
     Buffer<Cplx> all = batch->spectral_field();
-    std::vector<Cplx> ones(all.size(), Cplx{Real(1), Real(-1)});  // what a member at rest must lose
+    const std::vector<Cplx> ones(all.size(), Cplx{Real(1), Real(-1)});  // what a member at rest must lose
     batch->from_host(ones, all);
-    batch->fill_modes_each(fields, at_rest, all);
+    if (gpu) batch->set_step_clock(k);
+    batch->step_forcing(all, gpu ? -7 : step, gpu ? std::nan("") : h);
     std::vector<Cplx> got(all.size());
     batch->to_host(all, got);
     Buffer<Cplx> single = one->spectral_field();
@@ -177,23 +188,36 @@ TEST_P(EnsembleOnBackend, FillEachMemberIsItsOwnFill) {
       SCOPED_TRACE("member " + std::to_string(m));
       std::vector<Cplx> want(per, Cplx{Real(0), Real(0)});
       if (!at_rest[std::size_t(m)]) {
-        one->fill_modes(fields[std::size_t(m)], single);
+        one->fill_modes(std::get<RingModes<Real>>(bases[std::size_t(m)]).at_step(step, h), single);
         one->to_host(single, want);
       }
-      std::size_t differ = 0, nonzero = 0;
-      for (std::size_t k = 0; k < per; ++k) {
-        const Cplx x = got[std::size_t(m) * per + k];
-        differ += (x.re != want[k].re || x.im != want[k].im) ? 1 : 0;
-        nonzero += (want[k].re != 0 || want[k].im != 0) ? 1 : 0;
+      double most = 0, err = 0;
+      std::size_t nonzero = 0;
+      for (std::size_t k2 = 0; k2 < per; ++k2) {
+        const Cplx x = got[std::size_t(m) * per + k2], y = want[k2];
+        err = std::max(err, std::hypot(double(x.re) - double(y.re), double(x.im) - double(y.im)));
+        most = std::max(most, std::hypot(double(y.re), double(y.im)));
+        nonzero += (y.re != 0 || y.im != 0) ? 1 : 0;
       }
-      EXPECT_EQ(differ, 0u);
-      if (!at_rest[std::size_t(m)]) EXPECT_GT(nonzero, 0u);  // the ring is not empty on this grid
+      // The same arithmetic in another kernel: the same numbers but for a contracted multiply-add.
+      EXPECT_LE(err, 4 * std::numeric_limits<Real>::epsilon() * most);
+      if (at_rest[std::size_t(m)]) EXPECT_EQ(err, 0.0);
+      else EXPECT_GT(nonzero, 0u);  // the ring is not empty on this grid
     }
-    fields[1] = McWilliamsModes<Real>{5.0, 3, g.ny};
-    EXPECT_THROW(batch->fill_modes_each(fields, at_rest, all), RunError);
-    const std::vector<FieldSpec<Real>> points(members, KolmogorovPoints<Real>{Real(g.ly / g.ny), 0.3, 3.0});
-    EXPECT_THROW(batch->fill_modes_each(points, at_rest, all), RunError);
-    EXPECT_THROW(batch->fill_modes_each({fields[0]}, {0}, all), RunError);  // 1 field, 4 members
+    if (gpu) {  // a step the clock does not take: nothing written
+      k.go = 0;
+      batch->set_step_clock(k);
+      batch->from_host(ones, all);
+      batch->step_forcing(all, step, h);
+      batch->to_host(all, got);
+      EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](const Cplx& z) { return z.re == Real(1) && z.im == Real(-1); }));
+    }
+    std::vector<FieldSpec<Real>> mixed = bases;
+    mixed[1] = McWilliamsModes<Real>{5.0, 3, g.ny};
+    EXPECT_THROW(batch->set_step_forcing(mixed, at_rest), RunError);
+    EXPECT_THROW(batch->set_step_forcing(std::vector<FieldSpec<Real>>(members, McWilliamsModes<Real>{5.0, 3, g.ny}), at_rest),
+                 RunError);
+    EXPECT_THROW(batch->set_step_forcing({bases[0]}, {0}), RunError);  // 1 field, 4 members
   });
 }
 

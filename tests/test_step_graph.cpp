@@ -86,7 +86,7 @@ TEST(StepClock, TakeStepMovesTheClock) {
   EXPECT_EQ(verdict(strict, choose_dt(p, 1e4, 0.01, 0, 1), 1e4, 0), StepVerdict::BelowDtMin);
 }
 
-// Where the step cannot run on the device: the CPU, white noise, `off`; `on` there is refused.
+// Where the step cannot run on the device: the CPU, `off`; `on` there is refused.
 TEST(StepGraph, WhereItRuns) {
   const std::string base = "grid: {nx: 32}\ninitial: {type: random, k0: 4}\n";
   {
@@ -106,11 +106,10 @@ TEST(StepGraph, WhereItRuns) {
   auto b = make_backend<double>(BackendKind::Cuda, deck(base).make_grid());
   EXPECT_TRUE(Solver<double>(*b, deck(base)).graphed());
   EXPECT_FALSE(Solver<double>(*b, deck(base, {"run.step_graph=off"})).graphed());
+  // White noise is drawn on the device too.
   const std::string white = base + "forcing: {type: ring, epsilon: 0.1, k_f: 6, dk: 1.5}\n";
-  Solver<double> noisy(*b, deck(white));
-  EXPECT_FALSE(noisy.graphed());
-  EXPECT_NE(noisy.graph_note().find("white-noise"), std::string::npos) << noisy.graph_note();
-  EXPECT_THROW(Solver<double>(*b, deck(white, {"run.step_graph=on"})), InputError);
+  EXPECT_TRUE(Solver<double>(*b, deck(white)).graphed());
+  EXPECT_TRUE(Solver<double>(*b, deck(white, {"run.step_graph=on"})).graphed());
   // auto leaves a step of more than 4096^2 points to the host; `on` records it there too.
   const std::string big = "grid: {nx: 8192, ny: 2304}\ninitial: {type: random, k0: 4}\n";
   auto bb = make_backend<double>(BackendKind::Cuda, deck(big).make_grid());
@@ -300,15 +299,42 @@ TEST(StepGraph, StopsAsTheHostDoes) {
   }
 }
 
+// White noise (the ring's), drawn each step from the device's clock: a single run, both
+// steppers, single precision, and an ensemble whose members' seeds and injection rates differ,
+// on complex pairs and on rows and columns.
+TEST(StepGraph, SameStepsWithWhiteNoise) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  const std::string white = std::string(kTurbulence) + "forcing: {type: ring, epsilon: 0.3, k_f: 6, dk: 1.5}\n";
+  for (const char* stepper : {"rk4", "rk3"}) {
+    SCOPED_TRACE(stepper);
+    device_matches_host<double>(deck(white, {std::string("time.stepper=") + stepper}), 7);
+  }
+  device_matches_host<float>(deck(white), 5);
+  const std::string ens = white + "ensemble: {members: 3, vary: {forcing.epsilon: [0.3, 0.05, 1.0]}}\n";
+  device_matches_host<double>(deck(ens), 4);
+  const std::string square =
+      "grid: {nx: 64, ny: 32, ly: 0.5}\n"
+      "physics: {nu: 1e-4, mu: 0.05}\n"
+      "forcing: {type: ring, epsilon: 0.3, k_f: 14, dk: 4}\n"
+      "initial: {type: random, k0: 5, energy: 0.3, seed: 3}\n"
+      "time: {cfl: 0.4, dt_initial: 1e-4}\n"
+      "run: {step_transforms: rows-columns}\n"
+      "ensemble: {members: 2, vary: {forcing.epsilon: [0.3, 0.6]}}\n";
+  device_matches_host<double>(deck(square), 5);
+}
+
 // ensemble.on_blowup: drop on the device: the launch ends before the step that needs it, the
 // host's step drops the member, and the device goes on: as the host alone, to the bit.
 TEST(StepGraph, DropsAsTheHostDoes) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
-  const std::string ens = std::string(kTurbulence) +
+  for (const char* forcing : {"", "forcing: {type: ring, epsilon: 0.3, k_f: 6, dk: 1.5}\n"}) {
+  SCOPED_TRACE(*forcing ? "white noise" : "unforced");
+  const std::string ens = std::string(kTurbulence) + forcing +
                           "ensemble:\n"
                           "  members: 3\n"
                           "  on_blowup: drop\n";
   std::vector<Complex<double>> state[2];
+  BudgetState budgets[2];
   long steps[2] = {0, 0};
   for (int d = 0; d < 2; ++d) {
     Config x = deck(ens, {"time.dt_min=1e-200", "time.growth=1e100"});
@@ -330,9 +356,15 @@ TEST(StepGraph, DropsAsTheHostDoes) {
     EXPECT_FALSE(s.dropped(2));
     state[d] = s.vorticity_hat();
     steps[d] = s.steps();
+    budgets[d] = s.budget();
   }
   EXPECT_EQ(steps[0], steps[1]);
   EXPECT_TRUE(same_bits(state[0], state[1]));
+  // The dropped member stays at rest, unforced: nothing enters its budget.
+  for (int d = 0; d < 2; ++d)
+    for (int term = 0; term < BudgetState::kTerms; ++term)
+      EXPECT_EQ(budgets[d].members[std::size_t(BudgetState::kTerms + term)], 0.0) << "term " << term;
+  }
 }
 
 }  // namespace

@@ -103,14 +103,17 @@ class Backend {
   //! out_hat = the field at every mode the dealiasing keeps, zero elsewhere (k = 0 as the field
   //! gives it). RunError for a field given at points.
   virtual void fill_modes(const FieldSpec<Real>& field, Buffer<Cplx>& out_hat) = 0;
-  //! The same for each member of out_hat (an ensemble's buffer: fields.size() of them), each its
-  //! own field, all of one kind and given at modes, in one pass; zero for a member `at_rest`
-  //! marks. RunError for fields of several kinds or given at points.
-  virtual void fill_modes_each(const std::vector<FieldSpec<Real>>& fields, const std::vector<char>& at_rest,
-                               Buffer<Cplx>& out_hat) = 0;
   //! out = the field at every point, or out + the field with `add` (summed in double). RunError
   //! for a field given at modes.
   virtual void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add = false) = 0;
+  //! White noise (kernels/field_fill.cuh, StepForcing): each member's base field (one a member
+  //! of the buffers, all of one kind with at_step; none where at_rest marks it), kept for
+  //! step_forcing. Called again when a member is dropped: the same memory, rewritten, which a
+  //! recorded step reads. RunError for fields without at_step, of several kinds, or too few.
+  virtual void set_step_forcing(const std::vector<FieldSpec<Real>>& bases, const std::vector<char>& at_rest) = 0;
+  //! out_hat = the draw of the step the step's clock takes (set_step_clock, or the step on the
+  //! device's own), every member's; where the backend has no clock, of step `step` and size h.
+  virtual void step_forcing(Buffer<Cplx>& out_hat, long step, double h) = 0;
   virtual void add_constant(Buffer<Real>& a, Real c) = 0;
 
   // ---- the vorticity equation (kernels/ns_ops.cuh); the state omega_hat is kept dealiased

@@ -208,7 +208,8 @@ class Solver {
   bool advective() const { return eq_.advective(); }
   //! The field `f` into `out`, dealiased: one given at points goes through u_ and a transform.
   void fill_spectral(const FieldSpec<Real>& f, Buffer<Cplx>& out);
-  void draw_forcing(long step, double h);
+  void draw_forcing();
+  void set_step_forcing();
   void evaluation_inputs();
   //! The products of the inputs in the work fields (Backend::nonlinear_products), the CFL
   //! maximum taken on the way where `cfl`; evaluate_products also reads it (a wait).

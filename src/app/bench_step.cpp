@@ -53,14 +53,14 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
                   const std::string& forcing, int repeats, int device, FftPlanning planning, bool callbacks, const std::string& transforms,
                   const CopyBandwidth& copy) {
   // The step on the device recorded wherever it can run (auto leaves the largest grids to the
-  // host): its column shows it at every size; white noise (--forcing ring) is drawn from the host.
+  // host): its column shows it at every size.
   const Config c = parse_deck(fmt::format("grid: {{nx: {0}, ny: {0}, nonlinear: {1}}}\n"
                                           "physics: {{nu: 1e-4, nu_order: 2}}\n"
                                           "initial: {{type: random, k0: 10, energy: 0.5, seed: 1}}\n"
                                           "time: {{stepper: {2}, cfl: 0.5}}\n"
                                           "run: {{step_graph: {3}}}\n{4}",
                                           n, form, stepper,
-                                          kind == BackendKind::Cuda && forcing != "ring" ? "on" : "off",
+                                          kind == BackendKind::Cuda ? "on" : "off",
                                           bench::forcing_section(forcing, n)),
                               "bench step");
   auto b = make_backend<Real>(kind, c.make_grid(), device, 0, planning);

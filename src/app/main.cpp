@@ -110,8 +110,7 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "plain", "plain-pairs", "pruned", "pruned-pairs", "rows", "complex-pairs",
                              "rows-columns"}));
   bench->add_option("--forcing", bench_opts.forcing,
-                    "step, ensemble: none (default: decaying) | ring (white noise, drawn each step: no step on the "
-                    "device) | kolmogorov")
+                    "step, ensemble: none (default: decaying) | ring (white noise, drawn each step) | kolmogorov")
       ->check(CLI::IsMember({"none", "ring", "kolmogorov"}));
   bench->add_flag("--cpu", bench_opts.include_cpu, "step, ensemble: CPU rows too when a GPU is present");
   bench->add_option("--callbacks", bench_opts.callbacks,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -182,30 +183,48 @@ class BackendImpl final : public Backend<Real> {
         },
         field);
   }
-  void fill_modes_each(const std::vector<FieldSpec<Real>>& fields, const std::vector<char>& at_rest,
-                       Buffer<Cplx>& out) override {
-    check_spectral(out);
-    const std::size_t members = fields.size();
+  void set_step_forcing(const std::vector<FieldSpec<Real>>& bases, const std::vector<char>& at_rest) override {
+    const std::size_t members = bases.size();
     if (members != std::size_t(this->slab_.members) || at_rest.size() != members)
-      throw RunError("fill_modes_each: one field and one at-rest mark for each of the buffer's " +
+      throw RunError("set_step_forcing: one base field and one at-rest mark for each of the buffers' " +
                      std::to_string(this->slab_.members) + " members");
     std::visit(
         [&](const auto& first) {
           using Spec = std::decay_t<decltype(first)>;
-          if constexpr (Spec::kSpectral) {
+          if constexpr (Spec::kSpectral && HasAtStep<Spec>::value) {
             std::vector<MemberField<Spec>> each(members);
             for (std::size_t m = 0; m < members; ++m) {
-              const Spec* spec = std::get_if<Spec>(&fields[m]);
-              if (!spec) throw RunError("fill_modes_each: the members' fields are of several kinds");
-              each[m] = {*spec, at_rest[m] != 0};
+              const Spec* base = std::get_if<Spec>(&bases[m]);
+              if (!base) throw RunError("set_step_forcing: the members' base fields are of several kinds");
+              each[m] = {*base, at_rest[m] != 0};
             }
-            exec_.for_each(out.size(), FillModesEach<Real, Spec>{shape(), mask(), exec_.staged(each),
-                                                                 out.size() / members, out.data()});
+            const std::size_t bytes = members * sizeof(MemberField<Spec>);
+            // Rewritten in place when its size holds: a recorded step reads this memory.
+            if (step_forcing_.size() != bytes) step_forcing_ = exec_.template alloc<unsigned char>(bytes);
+            exec_.copy_from_host(reinterpret_cast<const unsigned char*>(each.data()), step_forcing_.data(), bytes);
+            step_forcing_kind_ = first;
           } else {
-            throw RunError("fill_modes_each: the field is given at points (fill_points)");
+            throw RunError("set_step_forcing: the field is not white noise (no at_step)");
           }
         },
-        fields[0]);
+        bases.at(0));
+  }
+  void step_forcing(Buffer<Cplx>& out, long step, double h) override {
+    check_spectral(out);
+    if (!step_forcing_kind_) throw RunError("step_forcing: no base fields (set_step_forcing)");
+    std::visit(
+        [&](const auto& kind) {
+          using Spec = std::decay_t<decltype(kind)>;
+          if constexpr (Spec::kSpectral && HasAtStep<Spec>::value) {
+            const StepClock* clock = nullptr;
+            if constexpr (Exec::kCanGraph) clock = exec_.step_clock();
+            const auto* each = reinterpret_cast<const MemberField<Spec>*>(step_forcing_.data());
+            exec_.for_each(out.size(), StepForcing<Real, Spec>{shape(), mask(), each,
+                                                               out.size() / std::size_t(this->slab_.members),
+                                                               out.data(), clock, step, h});
+          }
+        },
+        *step_forcing_kind_);
   }
   void fill_points(const FieldSpec<Real>& field, Buffer<Real>& out, bool add) override {
     check_real(out);
@@ -633,6 +652,8 @@ class BackendImpl final : public Backend<Real> {
 
   Exec exec_;
   Buffer<LinearCoefficients> member_lin_;  //!< each member's coefficients (set_member_coefficients)
+  Buffer<unsigned char> step_forcing_;            //!< each member's MemberField (set_step_forcing)
+  std::optional<FieldSpec<Real>> step_forcing_kind_;  //!< their kind: the first member's
   std::vector<Slab> slabs_;  //!< every rank's slab (decomposed runs only)
   StepPlan plan_{StepStrategy::Plain, CallbackLevel::Off, false, "not made yet"};
   bool prepared_ = false;

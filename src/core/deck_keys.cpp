@@ -390,7 +390,7 @@ std::vector<DeckKey> make_table() {
                "(cuda on one GPU; [docs/gpu-step.md](../docs/gpu-step.md#the-step-on-the-device)): the host "
                "launches once for many steps and never waits for the maximum. The same steps, bit for bit",
                "",
-               "`auto`: on wherever it can run (cuda, one process, no white-noise forcing) up to 4096² points a "
+               "`auto`: on wherever it can run (cuda, one process; white noise is drawn on the device) up to 4096² points a "
                "step (every ensemble member's), where it pays",
                "`auto`; `on` (refused, exit 2, where it cannot run); `off` (the host chooses each dt and launches "
                "each step)"})

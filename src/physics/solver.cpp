@@ -58,10 +58,9 @@ Solver<Real>::Solver(Backend<Real>& backend, const Config& config, std::optional
   b_.prepare_step(*request, !advective());
   set_forcing_kind(ForcingKind::None);
 
-  // The step on the device (run.step_graph): where the backend can record it, and every step's
-  // work is on the device (white noise is drawn from the host, a step at a time).
+  // The step on the device (run.step_graph): where the backend can record it (white noise is
+  // drawn there too, from the device's clock: Backend::step_forcing).
   std::string why = b_.step_graph_unavailable();
-  if (why.empty() && eq_.white_noise()) why = "white-noise forcing is drawn from the host, a step at a time";
   const std::string& want = config.run.step_graph;
   if (want == "on" && !why.empty()) throw InputError("run.step_graph: on, but " + why);
   // auto: where a step's launches and the host's wait cost (H100, rk4 double: 0.072 against
@@ -111,7 +110,8 @@ void Solver<Real>::initialise(const InitialField* file) {
   if (eq_.forced()) {
     forcing_hat_ = b_.spectral_field();
     set_forcing_kind(eq_.white_noise() ? ForcingKind::WhiteNoise : ForcingKind::Fixed);
-    if (rule_.forcing == ForcingKind::Fixed) draw_forcing(0, 0.0);  // white noise: each step (advance)
+    if (rule_.forcing == ForcingKind::Fixed) draw_forcing();
+    else set_step_forcing();  // white noise: drawn each step (advance, the step on the device)
   }
   t_ = 0;
   step_ = 0;
@@ -139,10 +139,12 @@ void Solver<Real>::finish_members() {
   b_.apply_mask(S_);
 }
 
-//! The equation's forcing for the step `step` of size h into forcing_hat_ (each member's own in
-//! an ensemble).
+//! The equation's forcing fixed in time into forcing_hat_ (each member's own in an ensemble;
+//! white noise is drawn each step instead: set_step_forcing).
 template <class Real>
-void Solver<Real>::draw_forcing(long step, double h) {
+void Solver<Real>::draw_forcing() {
+  const long step = 0;  // fixed in time: a field of no step in particular
+  const double h = 0;
   if (batch_ == 1) {
     std::visit(
         [&](const auto& f) {
@@ -153,26 +155,24 @@ void Solver<Real>::draw_forcing(long step, double h) {
     return;
   }
   inputs_ready_ = false;  // u_ may change
-  // Each member's field; at modes (the ring's white noise), all members in one pass.
-  std::vector<FieldSpec<Real>> fields;
-  std::vector<char> at_rest;  // a dropped member stays unforced: its forcing stays zero
-  for (int m = 0; m < members_; ++m)
+  bool points = false;
+  for (int m = 0; m < members_; ++m) {
+    if (dropped(first_ + m)) continue;  // at rest, unforced (its forcing stays zero)
     std::visit(
         [&](const auto& f) {
           if constexpr (!std::is_same_v<std::decay_t<decltype(f)>, NoForcing>) {
-            fields.push_back(f.template field<Real>(b_.grid(), step, h));
-            at_rest.push_back(dropped(first_ + m) ? 1 : 0);
+            const FieldSpec<Real> spec = f.template field<Real>(b_.grid(), step, h);
+            if (spectral(spec)) {
+              Buffer<Cplx> out = member(*forcing_hat_, m);
+              b_.fill_modes(spec, out);
+            } else {
+              Buffer<Real> out = member(u_, m);
+              b_.fill_points(spec, out);
+              points = true;
+            }
           }
         },
         member_eq_[m].forcing);
-  if (fields.empty()) return;
-  if (spectral(fields[0])) return b_.fill_modes_each(fields, at_rest, *forcing_hat_);
-  bool points = false;
-  for (int m = 0; m < members_; ++m) {
-    if (at_rest[std::size_t(m)]) continue;
-    Buffer<Real> out = member(u_, m);
-    b_.fill_points(fields[std::size_t(m)], out);
-    points = true;
   }
   if (points) {
     for (int m = 0; m < members_; ++m)  // what the batch's transform gives a dropped member: zero
@@ -271,6 +271,7 @@ void Solver<Real>::set_vorticity_hat(const std::vector<Cplx>& omega_hat) {
       dropped_[std::size_t(g)] = 1;
       std::fill(first, first + per, Cplx{Real(0), Real(0)});
     }
+    if (rule_.forcing == ForcingKind::WhiteNoise) set_step_forcing();  // the dropped unforced
     b_.from_host(state, S_);
     b_.apply_mask(S_);
     return;
@@ -544,11 +545,12 @@ void Solver<Real>::set_clock(const StepClock& k) {
 }
 
 //! The step the clock has just taken (take_step: k.step is one past it): the white-noise
-//! forcing of this step (held fixed across its stages, |F| ~ 1/sqrt(h)), then its stages.
+//! forcing of this step (held fixed across its stages, |F| ~ 1/sqrt(h); drawn from the clock,
+//! by the kernel the step on the device runs), then its stages.
 template <class Real>
 void Solver<Real>::advance(const StepClock& k) {
-  if (rule_.forcing == ForcingKind::WhiteNoise) draw_forcing(k.step - 1, k.h);
   b_.set_step_clock(k);
+  if (rule_.forcing == ForcingKind::WhiteNoise) b_.step_forcing(*forcing_hat_, k.step - 1, k.h);
   stages(k.h, k.weights);
 }
 
@@ -619,7 +621,10 @@ void Solver<Real>::prepare_graph() {
   try {
     b_.capture_step_graph(
         rule_, [&] { evaluation_inputs(); }, [&] { queue_products(true); },
-        [&] { stages(nan, BudgetWeights{nan, nan, nan}); });
+        [&] {
+          if (rule_.forcing == ForcingKind::WhiteNoise) b_.step_forcing(*forcing_hat_, -1, nan);  // the clock's
+          stages(nan, BudgetWeights{nan, nan, nan});
+        });
   } catch (const RunError& e) {
     inputs_ready_ = false;
     if (graph_required_) throw RunError(std::string("run.step_graph: on, but the device refused the graph: ") + e.what());
@@ -691,10 +696,29 @@ void Solver<Real>::drop_member(int g) {
       b_.from_host(zero, f);
     }
   }
+  if (rule_.forcing == ForcingKind::WhiteNoise) set_step_forcing();  // it unforced from now on
   BudgetState b = budget();  // gathered: every rank takes part
   std::fill_n(b.members.begin() + std::ptrdiff_t(BudgetState::kTerms) * g, BudgetState::kTerms, 0.0);
   set_budget(b);
   inputs_ready_ = false;
+}
+
+//! White noise: each member's base field (this rank's members), none for a dropped one, to the
+//! backend, which draws each step's from them (Backend::step_forcing).
+template <class Real>
+void Solver<Real>::set_step_forcing() {
+  std::vector<FieldSpec<Real>> bases;
+  std::vector<char> at_rest;
+  for (int m = 0; m < members_; ++m)
+    std::visit(
+        [&](const auto& f) {
+          if constexpr (has_base_field<std::decay_t<decltype(f)>>::value) {
+            bases.push_back(f.template base_field<Real>(b_.grid()));
+            at_rest.push_back(dropped(first_ + m) ? 1 : 0);
+          }
+        },
+        batch_ == 1 ? eq_.forcing : member_eq_[m].forcing);
+  b_.set_step_forcing(bases, at_rest);
 }
 
 template <class Real>

@@ -22,6 +22,15 @@ struct RingModes {
 
   CASCADE_HD static bool in_ring(double k, double k_f, double dk) { return k > 0 && fabs(k - k_f) < dk; }
 
+  //! White noise: the draw of step `step` of size h, |F| ~ 1/sqrt(h), from the field of every
+  //! step (amp unscaled, counter 0). One definition for the host's step and the device's.
+  CASCADE_HD RingModes at_step(std::uint64_t step, double h) const {
+    RingModes r = *this;
+    r.amp = amp / sqrt(h);
+    r.counter = step;
+    return r;
+  }
+
   //! F at the kept mode (i, n): kx = kx0 i, ky = ky0 n.
   CASCADE_HD Complex<Real> operator()(int i, int n, double kx, double ky) const {
     const double k = sqrt(kx * kx + ky * ky);

@@ -53,10 +53,16 @@ struct RingForcing {
     return r;
   }
   bool white_noise() const { return white; }
+  //! White noise: the field every step's draw is made from (RingModes::at_step, on the host or
+  //! on the device); ring-steady: its field.
+  template <class Real>
+  RingModes<Real> base_field(const Grid& g) const {
+    return RingModes<Real>{k_f, dk, amp, seed, 0, g.ny};
+  }
   template <class Real>
   FieldSpec<Real> field(const Grid& g, long step, double h) const {
-    if (!white) return RingModes<Real>{k_f, dk, amp, seed, 0, g.ny};
-    return RingModes<Real>{k_f, dk, amp / std::sqrt(h), seed, static_cast<std::uint64_t>(step), g.ny};
+    if (!white) return base_field<Real>(g);
+    return base_field<Real>(g).at_step(static_cast<std::uint64_t>(step), h);
   }
 };
 

@@ -66,12 +66,6 @@ class CpuLoops {
   void copy_from_host(const T* src, T* dst, std::size_t n) const {
     if (n) std::memcpy(dst, src, n * sizeof(T));
   }
-  //! Where the loops read `v` from (staged for a device elsewhere): here, v itself, while the
-  //! caller holds it (the loops return when done).
-  template <class T>
-  const T* staged(const std::vector<T>& v) const {
-    return v.data();
-  }
   void synchronize() const {}
   void device_memory(std::size_t& used, std::size_t& total) const { used = total = 0; }
   std::size_t fft_work_bytes() const { return 0; }

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -118,9 +117,6 @@ class CudaExec {
     if (d_ticket_) cudaFree(d_ticket_);
     if (d_sum_temp_) cudaFree(d_sum_temp_);
     if (d_bins_) cudaFree(d_bins_);
-    if (d_staged_) cudaFree(d_staged_);
-    if (h_staged_) cudaFreeHost(h_staged_);
-    if (staged_copied_) cudaEventDestroy(staged_copied_);
     if (d_work_) cudaFree(d_work_);
     if (forward_) cufftDestroy(forward_);
     if (inverse_) cufftDestroy(inverse_);
@@ -168,30 +164,6 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void synchronize() const { CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  //! A copy of `v` in device memory for the kernels queued next on the stream, without waiting
-  //! for the device: through a pinned staging area, copied in stream order (valid until the next
-  //! call). The host waits only for the previous call's copy to have left the staging area.
-  template <class U>
-  const U* staged(const std::vector<U>& v) {
-    if (graph_.recording()) throw RunError("staged: host data cannot enter a recorded step");
-    const std::size_t bytes = std::max<std::size_t>(v.size() * sizeof(U), 1);
-    if (staged_copied_) CASCADE_CUDA_CHECK(cudaEventSynchronize(staged_copied_));
-    else CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&staged_copied_, cudaEventDisableTiming));
-    if (bytes > staged_bytes_) {  // grows, then reused
-      CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // no kernel still reads the old area
-      if (h_staged_) CASCADE_CUDA_CHECK(cudaFreeHost(h_staged_));
-      if (d_staged_) CASCADE_CUDA_CHECK(cudaFree(d_staged_));
-      h_staged_ = d_staged_ = nullptr;
-      staged_bytes_ = 0;
-      CASCADE_CUDA_CHECK(cudaHostAlloc(&h_staged_, bytes, cudaHostAllocDefault));
-      CASCADE_CUDA_CHECK(cudaMalloc(&d_staged_, bytes));
-      staged_bytes_ = bytes;
-    }
-    std::memcpy(h_staged_, v.data(), v.size() * sizeof(U));
-    CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_staged_, h_staged_, v.size() * sizeof(U), cudaMemcpyHostToDevice, stream_));
-    CASCADE_CUDA_CHECK(cudaEventRecord(staged_copied_, stream_));
-    return static_cast<const U*>(d_staged_);
-  }
   std::size_t fft_work_bytes() const { return work_bytes_; }
   Slab slab() const { return whole_; }
   void device_memory(std::size_t& used, std::size_t& total) const {
@@ -521,10 +493,6 @@ class CudaExec {
   std::size_t sum_temp_bytes_ = 0;
   void* d_bins_ = nullptr;
   std::size_t bins_bytes_ = 0;
-  void* h_staged_ = nullptr;  //!< staged(): pinned, and its copy on the device
-  void* d_staged_ = nullptr;
-  std::size_t staged_bytes_ = 0;
-  cudaEvent_t staged_copied_ = nullptr;  //!< the last staged copy has left h_staged_
   void* d_work_ = nullptr;  //!< cuFFT work area shared by every plan
   std::size_t work_bytes_ = 0;
   int nx_ = 0, ny_ = 0;
