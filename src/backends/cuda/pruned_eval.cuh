@@ -2,10 +2,10 @@
 //! the columns the 2/3 rule keeps alone (a third of the half spectrum's columns skipped).
 #pragma once
 
+#include <string>
+
 #include "backends/cuda/plan_maker.cuh"
 #include "backends/cuda/cuda_check.hpp"
-
-#include <string>
 
 namespace cascade {
 
@@ -16,7 +16,7 @@ namespace cascade {
 //! With callbacks, the passes over the rows store or load the kept columns alone, those over
 //! the columns the kept modes. Batched pairs: the rows' pass takes both fields; the columns'
 //! pass runs once a field. The row kernel (RowKernelEval) runs between the column passes.
-//! Two fields' column passes run side by side (share()): one of them, on a second stream, with
+//! Two fields' column passes run side by side (share()): the second on a second stream, with
 //! a second plan of its own. cuFFT's strided passes over the kept columns take few blocks (43
 //! of 1024 threads at 1024²), so the two fill the GPU where one leaves most of it idle.
 template <class Real>
@@ -73,7 +73,6 @@ class PrunedEval {
       CASCADE_CUFFT_CHECK(cufftSetStream(*p, side_));
     }
   }
-  bool shared() const { return side_ != nullptr; }
   void destroy() {
     destroy_plans(handles());
     destroy_plans(side_handles_);
@@ -106,7 +105,7 @@ class PrunedEval {
   }
   void columns_forward(Cplx* a) const { CASCADE_CUFFT_CHECK(T::exec_c2c(columns_forward_, a, CUFFT_FORWARD)); }
   void columns_inverse(Cplx* a) const { CASCADE_CUFFT_CHECK(T::exec_c2c(columns_inverse_, a, CUFFT_INVERSE)); }
-  //! The column passes of two fields, side by side where shared().
+  //! The column passes of two fields, side by side where share() made the second's plans.
   void columns_forward(Cplx* a, Cplx* b) const { both(a, b, columns_forward_, side_forward_, CUFFT_FORWARD); }
   void columns_inverse(Cplx* a, Cplx* b) const { both(a, b, columns_inverse_, side_inverse_, CUFFT_INVERSE); }
 
