@@ -187,9 +187,9 @@ CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, 
 
 //! The radix (as log2) of the first stage of a transform of 2^m points: the stages after it
 //! are radix 16, the last of them the pass in registers.
-CASCADE_HD inline int first_stage_bits(int m) { return (m - 4) % 4; }
+CASCADE_HD constexpr int first_stage_bits(int m) { return (m - 4) % 4; }
 //! The stages of a transform of 2^m points before its last (radix 16) one.
-CASCADE_HD inline int stages_before_last(int m) { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
+CASCADE_HD constexpr int stages_before_last(int m) { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
 //! Decimation-in-frequency stage i of a transform of 2^m points (i = stages_before_last(m):
 //! the last): its radix as log2, and the length of the blocks it works on.
 CASCADE_HD inline int stage_bits_of(int m, int i) {
@@ -323,9 +323,9 @@ struct RowPhases {
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m); }
   //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
-  //! stages, and (all parts but the last) the spill; then the store, once.
+  //! stages, and (all parts but the last) the spill; the last part's spill is the store, once.
   CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3; }
-  CASCADE_HD int count() const { return split() * part_phases() + 1; }
+  CASCADE_HD int count() const { return split() * part_phases(); }
 
   //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.
   CASCADE_HD Real run(int p, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in, Cx<Real>* a_out,

@@ -38,13 +38,23 @@ constexpr int column_blocks_per_sm() {
 //! from the step's clock (as Clocked does: a step not taken writes nothing and adds nothing)
 //! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
 //! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
-template <int THREADS, bool kSums, class Real, class Op>
+//! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
+//! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
+template <int THREADS, bool kSums, class Real, class Op, int M = 0>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, column_fft::ColumnPass pass, Op op, Complex<Real>* a,
                   Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
   using R = std::conditional_t<kSums, SpectralSums, column_fft::NoSums>;
+  constexpr column_fft::ColumnPass kPass = std::is_same_v<Op, StageOfColumns<Real>>    ? column_fft::ColumnPass::Stage
+                                           : std::is_same_v<Op, InputsOfColumns<Real>> ? column_fft::ColumnPass::Inputs
+                                                                                       : column_fft::ColumnPass::Forward;
+  if constexpr (M > 0) {
+    tile.n = 1 << M;
+    tile.m = M;
+    pass = kPass;
+  }
   const int member = blockIdx.y;
   const bool go = !clock || clock->go;
   if (go) {
@@ -61,10 +71,17 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
     Complex<Real>* const bm = b + std::size_t(member) * member_size;
     const column_fft::ColumnPhases<Real, R, Op> ph{tile, pass, op};
     R acc{};
-    const int phases = ph.count();
-    for (int p = 0; p < phases; ++p) {
+    const auto phase = [&](int p) {
       acc = acc + ph.run(p, threadIdx.x, THREADS, am, bm);
       __syncthreads();
+    };
+    if constexpr (M > 0) {  // ColumnPhases::count
+      constexpr int kStages = row_fft::stages_before_last(M) + 1;
+      constexpr int kPhases = kPass == column_fft::ColumnPass::Stage ? 2 * kStages + 3 : kStages + 2;
+#pragma unroll
+      for (int p = 0; p < kPhases; ++p) phase(p);
+    } else {
+      for (int p = 0; p < ph.count(); ++p) phase(p);
     }
     if constexpr (kSums) {
       using Reduce = cub::BlockReduce<SpectralSums, THREADS>;
@@ -155,6 +172,15 @@ class ColumnKernelEval {
  private:
   template <class Fn>
   void each_instantiation(const Fn& fn) {
+    const auto fixed = [&](auto m) {  // the columns of a constant length (kernel_for)
+      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, decltype(m)::value>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, decltype(m)::value>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, decltype(m)::value>);
+      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, decltype(m)::value>);
+    };
+    fixed(std::integral_constant<int, 7>{});
+    fixed(std::integral_constant<int, 8>{});
+    fixed(std::integral_constant<int, 9>{});
     fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>>);
     fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>>);
@@ -163,6 +189,18 @@ class ColumnKernelEval {
     fn(cuda_launch::column_kernel<kWide, false, Real, StoreColumns<Real>>);
     fn(cuda_launch::column_kernel<kWide, false, Real, StageOfColumns<Real>>);
     fn(cuda_launch::column_kernel<kWide, true, Real, StageOfColumns<Real>>);
+  }
+  //! The kernel of kThreads for columns of 2^m_ points: of a constant length from 2^7 to 2^9,
+  //! else the length read at run time.
+  template <bool kSums, class Op>
+  auto kernel_for() const {
+    switch (m_) {
+      case 7: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 7>;
+      case 8: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 8>;
+      case 9: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9>;
+      default: break;
+    }
+    return cuda_launch::column_kernel<kThreads, kSums, Real, Op>;
   }
   template <bool kSums, class Op>
   void launch(column_fft::ColumnPass pass, const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
@@ -174,8 +212,8 @@ class ColumnKernelEval {
       cuda_launch::column_kernel<kWide, kSums, Real, Op><<<grid, kWide, smem_, stream>>>(
           tile, kept_, pass, op, a, b, member_size, clock, stage, each, partials_);
     else
-      cuda_launch::column_kernel<kThreads, kSums, Real, Op><<<grid, kThreads, smem_, stream>>>(
-          tile, kept_, pass, op, a, b, member_size, clock, stage, each, partials_);
+      kernel_for<kSums, Op>()<<<grid, kThreads, smem_, stream>>>(tile, kept_, pass, op, a, b, member_size, clock,
+                                                                 stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 

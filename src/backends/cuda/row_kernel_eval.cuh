@@ -38,11 +38,20 @@ constexpr int row_blocks_per_sm() {
 //! block at once, each in its own part of shared memory (RowKernelEval::rows_at_once); else a
 //! row a block, the loops' stride the constant THREADS (a runtime stride, tried, cost 3-10% a
 //! step from 1024^2 to 8192^2).
-template <int THREADS, bool kGrouped, class Real>
+//! M > 0 (grouped rows of 2^M points): the row's length, its kept columns and its phases are
+//! constants, so that the index arithmetic and the dispatch between phases are compiled away
+//! (a small grid's step is one warp's chain of instructions: docs/gpu-step.md).
+template <int THREADS, bool kGrouped, class Real, int M = 0>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
+  static_assert(M == 0 || kGrouped, "rows of a constant length are the grouped rows");
+  if constexpr (M > 0) {
+    ph.n = 1 << M;
+    ph.m = M;
+    ph.kept = two_thirds_band(1 << M) + 1;
+  }
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
@@ -55,9 +64,16 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
       const int row = first + group;
       Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
       Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
-      for (int p = 0; p < phases; ++p) {
+      const auto phase = [&](int p) {
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
+      };
+      if constexpr (M > 0) {
+        constexpr int kPhases = 2 * row_fft::stages_before_last(M) + 3;  // RowPhases::count, one part
+#pragma unroll
+        for (int p = 0; p < kPhases; ++p) phase(p);
+      } else {
+        for (int p = 0; p < phases; ++p) phase(p);
       }
     }
   } else {
@@ -201,10 +217,25 @@ class RowKernelEval {
   }
 
  private:
+  //! The row kernel for rows of 2^log2_ points: of a constant length from 2^7 to 2^9 (the
+  //! grouped rows of small grids), else the length read at run time.
+  template <int THREADS>
+  auto kernel_for() const {
+    using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
+    if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
+    if constexpr (THREADS == 32 || THREADS == 128) {
+      switch (log2_) {
+        case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7>);
+        case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8>);
+        case 9: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 9>);
+        default: break;
+      }
+    }
+    return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real>);
+  }
   template <int THREADS>
   void size(int sms, int blocks_cap) {
-    auto* kernel = log2_ <= 9 ? cuda_launch::row_products_kernel<THREADS, true, Real>
-                              : cuda_launch::row_products_kernel<THREADS, false, Real>;
+    auto* kernel = kernel_for<THREADS>();
     CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     int per_sm = 0;
     CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
@@ -214,12 +245,8 @@ class RowKernelEval {
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
               cudaStream_t stream) const {
-    if (log2_ <= 9)
-      cuda_launch::row_products_kernel<THREADS, true, Real><<<blocks_, THREADS, smem_, stream>>>(
-          ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
-    else
-      cuda_launch::row_products_kernel<THREADS, false, Real><<<blocks_, THREADS, smem_, stream>>>(
-          ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
+    kernel_for<THREADS>()<<<blocks_, THREADS, smem_, stream>>>(ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials,
+                                                              max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
