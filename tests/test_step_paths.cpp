@@ -413,6 +413,8 @@ TEST(FusedTransforms, PlansAreMadeAsValues) {
   EXPECT_EQ(auto_plan(0.0, 16384, 4608), plan(StepStrategy::Plain, CallbackLevel::All, false));
   EXPECT_EQ(auto_plan(0.0, 4096, 2048), plan(StepStrategy::Rows, CallbackLevel::Off, false));
   EXPECT_EQ(auto_plan(0.0f, 8192, 4096), plan(StepStrategy::Rows, CallbackLevel::Off, false));
+  EXPECT_EQ(auto_plan(0.0, 256, 256), plan(StepStrategy::RowsColumns, CallbackLevel::Off, false));
+  EXPECT_EQ(auto_plan(0.0f, 512, 512), plan(StepStrategy::Plain, CallbackLevel::Off, true));
   // The advective form has no row kernel, and keeps the transforms auto gives it without.
   EXPECT_EQ(auto_plan(0.0, 8192, 2560, false), plan(StepStrategy::Plain, CallbackLevel::Store, false));
   EXPECT_EQ(auto_plan(0.0, 4096, 2048, false), plan(StepStrategy::Pruned, CallbackLevel::Off, true));

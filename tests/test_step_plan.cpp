@@ -50,11 +50,23 @@ struct AutoCase {
 constexpr Precision D = Precision::Double, F = Precision::Single;
 
 // Each row: what the choose_* methods of the GPU backend (and prepare_rows of the CPU one) chose
-// before the plan was data, with no CASCADE_FFT_* variable set.
+// before the plan was data, with no CASCADE_FFT_* variable set, and what measurements changed since
+// (rows and columns for small grids).
 const AutoCase kAuto[] = {
     // GPU, Basdevant, 2/3: the row kernel from nx = 1024 to 8192, in both precisions.
-    {problem(256, 256, D, gpu()), plan(S::Plain, L::Off, true)},
-    {problem(512, 512, D, gpu()), plan(S::Plain, L::Off, true)},
+    // Below, rows and columns from 128^2 to 256^2 (512^2 in double); the plain transforms
+    // around them.
+    {problem(64, 64, D, gpu()), plan(S::Plain, L::Off, true)},
+    {problem(128, 128, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(256, 256, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(512, 512, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(512, 256, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(128, 128, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(256, 256, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(512, 512, F, gpu()), plan(S::Plain, L::Off, true)},
+    {problem(256, 256, D, gpu(), false), plan(S::Plain, L::Off, true)},
+    {problem(256, 256, D, gpu(), true, false), plan(S::Plain, L::Off, true)},
+    {problem(256, 192, D, gpu()), plan(S::Plain, L::Off, true)},
     {problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false)},
     {problem(2048, 2048, D, gpu()), plan(S::Rows, L::Off, false)},
     {problem(4096, 4096, D, gpu()), plan(S::Rows, L::Off, false)},
@@ -165,7 +177,9 @@ TEST(StepPlan, NamedStrategiesAreTakenAsAsked) {
   EXPECT_EQ(plan_step(problem(16384, 16384, F, gpu()), step_request_from("rows", "auto")), plan(S::Rows, L::Off, false));
   // Callbacks alone: the strategy stays auto's.
   EXPECT_EQ(plan_step(problem(4096, 4096, D, gpu()), step_request_from("auto", "store")), plan(S::Rows, L::Store, false));
-  EXPECT_EQ(plan_step(problem(512, 512, D, gpu()), step_request_from("auto", "off")), plan(S::Plain, L::Off, true));
+  EXPECT_EQ(plan_step(problem(512, 512, D, gpu()), step_request_from("auto", "off")), plan(S::RowsColumns, L::Off, false));
+  // Callbacks asked for where auto would take rows and columns: the table's plan, which takes them.
+  EXPECT_EQ(plan_step(problem(256, 256, D, gpu()), step_request_from("auto", "store")), plan(S::Plain, L::Store, true));
   // Batching left auto with a named strategy (`cascade bench step --callbacks off`): the table's.
   StepRequest unpruned{StepRequest::Transforms::Plain, StepRequest::Batching::Auto, StepRequest::Callbacks::Off};
   EXPECT_EQ(plan_step(problem(2048, 2048, D, gpu()), unpruned), plan(S::Plain, L::Off, true));
@@ -246,8 +260,8 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
     return b;
   };
   const StepRequest automatic;
-  // On a GPU in Basdevant's form, up to 256^2 a member (512^2 in double) and from 1024^2 points
-  // in all, rows and columns; else complex pairs with the plain row's callbacks.
+  // On a GPU in Basdevant's form, members from 128^2 to 256^2 (512^2 in double), or smaller ones
+  // from 1024^2 points in all, rows and columns; else complex pairs with the plain row's callbacks.
   EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(128, 1024, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(256, 4096, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));  // 16384^2 points
@@ -255,8 +269,10 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
   EXPECT_EQ(plan_step(batch(512, 64, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));   // single: to 256^2
   EXPECT_EQ(plan_step(batch(1024, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));  // 8192^2 points
   EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));   // 16384^2
-  EXPECT_EQ(plan_step(batch(128, 16, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));   // 512^2 points
-  EXPECT_EQ(plan_step(batch(256, 4, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));
+  EXPECT_EQ(plan_step(batch(128, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));   // 512^2 points
+  EXPECT_EQ(plan_step(batch(256, 4, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
+  EXPECT_EQ(plan_step(batch(64, 256, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));    // 1024^2 points
+  EXPECT_EQ(plan_step(batch(64, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));    // 512^2 points
   EXPECT_EQ(plan_step(batch(128, 64, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));   // 1024^2 points
   StepProblem odd = batch(256, 16, D, gpu());
   odd.ny = 192;  // the column kernel needs powers of two
