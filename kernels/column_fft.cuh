@@ -72,9 +72,10 @@ struct ColumnTile {
   int ld;            //!< the fields' row length in global memory (nx/2 + 1)
   Cx<Real>* s;       //!< shared memory: 2 C columns of column_stride(n) elements
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
+  int rb = 4;          //!< log2 of the stages' radix (row_fft::first_stage_bits): 4, or 2
 
   CASCADE_HD Cx<Real>* column(int f, int c) const { return s + std::size_t(f * columns + c) * column_stride(n); }
-  CASCADE_HD int stages() const { return row_fft::stages_before_last(m) + 1; }
+  CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
   //! The tile's columns of a and b (member's fields), conjugated, into shared memory; the
   //! columns past `valid` zero. Thread t of dt takes elements t, t + dt, ... with c fastest
@@ -119,10 +120,10 @@ struct ColumnTile {
   //! min(n/16, dt) threads, the columns spread over the groups of them.
   template <bool kDif>
   CASCADE_HD void stage(int i, int t0, int dt) const {
-    const int per = n / 16 < dt ? n / 16 : dt;  // threads a column (n/16 >= 1)
+    const int per = (n >> rb) < dt ? (n >> rb) : dt;  // threads a column (n / 2^rb >= 1)
     const int groups = dt / per, g = t0 / per;
     if (g >= groups) return;
-    const int bits = row_fft::stage_bits_of(m, i), L = row_fft::stage_length_of(m, i);
+    const int bits = row_fft::stage_bits_of(m, i, rb), L = row_fft::stage_length_of(m, i, rb);
     for (int col = g; col < 2 * columns; col += groups)
       row_fft::stage<kDif>(bits, s + std::size_t(col) * column_stride(n), tw, n, n, L, t0 % per, per);
   }
@@ -140,7 +141,7 @@ struct ColumnTile {
       Cx<Real>& sa = column(0, c)[row_fft::pad(p)];
       Cx<Real>& sb = column(1, c)[row_fft::pad(p)];
       Cx<Real> va = conj(sa), vb = conj(sb);
-      acc = acc + fn(c, row_fft::dif_frequency(m, p), va, vb);
+      acc = acc + fn(c, row_fft::dif_frequency(m, p, rb), va, vb);
       sa = conj(va);
       sb = conj(vb);
     }

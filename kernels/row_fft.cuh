@@ -10,18 +10,21 @@
 //! spectra (kept columns) is read once and the row of the products' spectra written once.
 //!
 //! One row, length n = 2^m (16 <= n <= 8192 in shared memory, longer rows in parts: RowPhases;
-//! a sixteenth as many threads as points, 32 at least):
+//! a sixteenth as many threads as points, 32 at least; a quarter as many in radix 4, which the
+//! kernels of constant size take for one field's rows of 128 to 512 points, where a thread's
+//! chain of instructions is the step's time):
 //!   - the two real rows travel as one complex row z = u + i v: its spectrum is
 //!     Z[k] = A[k] + i B[k], Z[n-k] = conj(A[k]) + i conj(B[k]) (A, B the half spectra; the
 //!     imaginary parts of A[0], B[0] dropped, as a C2R transform does);
 //!   - the inverse FFT is decimation in frequency (radix 16, the first stage radix 2, 4 or 8
-//!     where m - 4 is not a multiple of 4), in place in shared memory, so that it leaves z in
-//!     digit-reversed order; the products are pointwise and do not care;
+//!     where m - 4 is not a multiple of 4; or radix 4, the first stage radix 2 where m is odd),
+//!     in place in shared memory, so that it leaves z in digit-reversed order; the products are
+//!     pointwise and do not care;
 //!   - the forward FFT of w = uv + i (v^2 - u^2) runs the same stages backwards (decimation in
 //!     time, conjugate twiddles), from digit-reversed order back to natural order:
 //!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
 //!   - the last inverse stage, the products and the first forward stage are one pass in
-//!     registers (each thread holds 16 consecutive points of z);
+//!     registers (each thread holds 16, or 4, consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
 //!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements).
 //! The stages are CASCADE_HD functions of (row buffer, butterfly index), so that the host can
@@ -185,31 +188,36 @@ CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, 
   else dit_butterfly<R>(s, tw, n, L, t);
 }
 
-//! The radix (as log2) of the first stage of a transform of 2^m points: the stages after it
-//! are radix 16, the last of them the pass in registers.
-CASCADE_HD constexpr int first_stage_bits(int m) { return (m - 4) % 4; }
-//! The stages of a transform of 2^m points before its last (radix 16) one.
-CASCADE_HD constexpr int stages_before_last(int m) { return (first_stage_bits(m) ? 1 : 0) + (m - 4) / 4; }
+//! A transform of 2^m points is made of stages of radix 2^rb (rb = 4, radix 16, but for the
+//! kernels of constant size, which may take radix 4: more threads a transform, a shorter chain
+//! a thread), the first of a smaller radix where m - rb is not a multiple of rb, the last of
+//! them the pass in registers (middle).
+//! The radix (as log2) of the first stage of a transform of 2^m points (0: none of its own).
+CASCADE_HD constexpr int first_stage_bits(int m, int rb = 4) { return (m - rb) % rb; }
+//! The stages of a transform of 2^m points before its last (radix 2^rb) one.
+CASCADE_HD constexpr int stages_before_last(int m, int rb = 4) {
+  return (first_stage_bits(m, rb) ? 1 : 0) + (m - rb) / rb;
+}
 //! Decimation-in-frequency stage i of a transform of 2^m points (i = stages_before_last(m):
 //! the last): its radix as log2, and the length of the blocks it works on.
-CASCADE_HD inline int stage_bits_of(int m, int i) {
-  const int b0 = first_stage_bits(m);
-  return (b0 && i == 0) ? b0 : 4;
+CASCADE_HD inline int stage_bits_of(int m, int i, int rb = 4) {
+  const int b0 = first_stage_bits(m, rb);
+  return (b0 && i == 0) ? b0 : rb;
 }
-CASCADE_HD inline int stage_length_of(int m, int i) {
-  const int b0 = first_stage_bits(m), len = 1 << m;
-  return (b0 && i > 0) ? (len >> b0) >> (4 * (i - 1)) : len >> (4 * i);
+CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) {
+  const int b0 = first_stage_bits(m, rb), len = 1 << m;
+  return (b0 && i > 0) ? (len >> b0) >> (rb * (i - 1)) : len >> (rb * i);
 }
 //! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
 //! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
 //! one residue each (q, the digit of p at that stage), so that p = sum q_i M_i holds frequency
 //! k = q_0 + R_0 q_1 + R_0 R_1 q_2 + ... (mixed-radix digit reversal).
-CASCADE_HD inline int dif_frequency(int m, int p) {
+CASCADE_HD inline int dif_frequency(int m, int p, int rb = 4) {
   int k = 0, weight = 1;
-  const int stages = stages_before_last(m) + 1;
+  const int stages = stages_before_last(m, rb) + 1;
   for (int i = 0; i < stages; ++i) {
-    const int bits = stage_bits_of(m, i);
-    const int M = stage_length_of(m, i) >> bits;
+    const int bits = stage_bits_of(m, i, rb);
+    const int M = stage_length_of(m, i, rb) >> bits;
     k += ((p / M) & ((1 << bits) - 1)) * weight;
     weight <<= bits;
   }
@@ -237,31 +245,44 @@ CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, 
   }
 }
 
-//! The middle pass, butterfly t (16 consecutive points): the last inverse stage, Basdevant's
-//! products of z = u + i v into w = u v + i (v^2 - u^2), and the first forward stage. Returns
-//! the largest CFL speed of the 16 points (NaN-propagating).
-template <class Real>
+//! The middle pass, butterfly t (R = 16, or 4, consecutive points): the last inverse stage,
+//! Basdevant's products of z = u + i v into w = u v + i (v^2 - u^2), and the first forward
+//! stage. Returns the largest CFL speed of the R points (NaN-propagating).
+template <int R, class Real>
 CASCADE_HD inline Real middle(Cx<Real>* s, int t, CflSpeed<Real> speed) {
-  const int base = 16 * t;
-  Cx<Real> x[16];
+  const int base = R * t;
+  Cx<Real> x[R];
 CASCADE_UNROLL
-  for (int j = 0; j < 16; ++j) x[j] = s[pad(base + j)];
-  dft<16, +1>(x);  // bit-reversed order: the products do not mind
+  for (int j = 0; j < R; ++j) x[j] = s[pad(base + j)];
+  dft<R, +1>(x);  // bit-reversed order: the products do not mind
   const MaxOp<Real> op;
   Real rate = MaxOp<Real>::identity();
 CASCADE_UNROLL
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < R; ++j) {
     const Real u = x[j].re, v = x[j].im;
     rate = op(rate, speed(u, v));
     basdevant_products(u, v, x[j].re, x[j].im);
   }
   // Back to the order the DIT pass reads: point q of the block was x[bit_reverse(q)].
-  Cx<Real> y[16];
+  Cx<Real> y[R];
 CASCADE_UNROLL
-  for (int q = 0; q < 16; ++q) y[q] = x[bit_reverse<16>(q)];
-  dft<16, -1>(y);
+  for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
+  dft<R, -1>(y);
 CASCADE_UNROLL
-  for (int j = 0; j < 16; ++j) s[pad(base + j)] = y[bit_reverse<16>(j)];
+  for (int j = 0; j < R; ++j) s[pad(base + j)] = y[bit_reverse<R>(j)];
+  return rate;
+}
+//! The middle pass over the butterflies t0, t0 + dt, ... of a transform of len points whose
+//! stages are of radix 2^rb (4 or 2).
+template <class Real>
+CASCADE_HD inline Real middle_pass(int rb, Cx<Real>* s, int len, int t0, int dt, CflSpeed<Real> speed) {
+  Real rate = MaxOp<Real>::identity();
+  const MaxOp<Real> op;
+  if (rb == 2) {
+    for (int t = t0; t < len / 4; t += dt) rate = op(rate, middle<4>(s, t, speed));
+  } else {
+    for (int t = t0; t < len / 16; t += dt) rate = op(rate, middle<16>(s, t, speed));
+  }
   return rate;
 }
 
@@ -319,9 +340,10 @@ struct RowPhases {
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
   CflSpeed<Real> speed;
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
+  int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, or 2 (rows of one part)
 
   CASCADE_HD int split() const { return n >> m; }
-  CASCADE_HD int inverse_stages() const { return stages_before_last(m); }
+  CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
   //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
   //! stages, and (all parts but the last) the spill; the last part's spill is the store, once.
   CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3; }
@@ -341,10 +363,7 @@ struct RowPhases {
     } else if (r <= a) {  // inverse stage r - 1
       stage<true>(stage_bits(r - 1), s, tw, n, len, stage_length(r - 1), t0, dt);
     } else if (r == a + 1) {
-      Real rate = MaxOp<Real>::identity();
-      const MaxOp<Real> op;
-      for (int t = t0; t < len / 16; t += dt) rate = op(rate, middle(s, t, speed));
-      return rate;
+      return middle_pass(rb, s, len, t0, dt, speed);
     } else if (r <= 2 * a + 1) {  // forward stages: each undoes inverse stage 2a + 1 - r
       stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_length(2 * a + 1 - r), t0, dt);
     } else if (q < S - 1) {  // the part waits in the spill area
@@ -355,8 +374,8 @@ struct RowPhases {
 
  private:
   //! Inverse stage i (before the middle): its radix as log2, and its block length.
-  CASCADE_HD int stage_bits(int i) const { return stage_bits_of(m, i); }
-  CASCADE_HD int stage_length(int i) const { return stage_length_of(m, i); }
+  CASCADE_HD int stage_bits(int i) const { return stage_bits_of(m, i, rb); }
+  CASCADE_HD int stage_length(int i) const { return stage_length_of(m, i, rb); }
   CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
     if (split() == 1) {
       // Four columns' loads in flight a thread before the first is placed.

@@ -288,7 +288,7 @@ namespace {
 //! and phase by phase as the kernel runs it between barriers, against a direct DFT: one row's
 //! C2R of two half spectra, Basdevant's products, and the R2C of the products, kept columns.
 template <class Real>
-void check_row_products(int n, unsigned seed, double tol, int split = 1) {
+void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4) {
   using C = Complex<Real>;
   const int kept = (n - 1) / 3 + 1;
   int m = 0;
@@ -344,9 +344,10 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1) {
   int m_len = 0;
   while ((1 << m_len) < len) ++m_len;
   row_fft::RowPhases<Real> ph{n, m_len, kept, s.data(), tw.data(), speed, spill.data()};
+  ph.rb = rb;
   ASSERT_EQ(ph.split(), split);
   std::vector<C> a_out = a, b_out = b;  // in place, as on the GPU
-  const int threads = len / 16;
+  const int threads = len >> rb;
   Real rate = MaxOp<Real>::identity();
   for (int p = 0; p < ph.count(); ++p)
     for (int t = 0; t < threads; ++t)
@@ -357,7 +358,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1) {
     err = std::max(err, double(std::abs(std::complex<long double>(a_out[k].re, a_out[k].im) - p_ref[k])));
     err = std::max(err, double(std::abs(std::complex<long double>(b_out[k].re, b_out[k].im) - q_ref[k])));
   }
-  EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split;
+  EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split << ", radix bits " << rb;
   EXPECT_GT(scale, 1.0L);  // the products are not trivially zero
   EXPECT_NEAR(double(rate), double(rate_ref), tol * double(rate_ref)) << "n = " << n << ", split " << split;
 }
@@ -366,6 +367,14 @@ TEST(RowFft, HostEmulationMatchesTheDirectTransforms) {
   // Every radix sequence: a first stage of radix 16 (16, 256, 4096), 2, 4 or 8.
   for (int n : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}) check_row_products<double>(n, 11u + n, 1e-13);
   for (int n : {64, 512, 2048}) check_row_products<float>(n, 5u + n, 2e-6);
+}
+
+TEST(RowFft, HostEmulationRadixFour) {
+  // The rows of a constant length in radix 4 (first_stage_bits: a first stage of radix 2 where
+  // m is odd), rows of 8 to 1024 points, and 512 in parts.
+  for (int n : {8, 16, 32, 64, 128, 256, 512, 1024}) check_row_products<double>(n, 23u + n, 1e-13, 1, 2);
+  for (int n : {128, 256}) check_row_products<float>(n, 29u + n, 2e-6, 1, 2);
+  check_row_products<double>(512, 31u, 1e-13, 2, 2);
 }
 
 TEST(RowFft, HostEmulationSplitRows) {
@@ -406,7 +415,7 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
 //! rows of ld elements.
 template <class Real>
-void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256) {
+void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4) {
   using C = Complex<Real>;
   using Z = std::complex<double>;
   int m = 0;
@@ -421,7 +430,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   const double two_pi = 2 * std::acos(-1.0);
   std::vector<C> tw(n), s(std::size_t(2 * columns) * column_fft::column_stride(n), C{Real(7), Real(7)});
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
-  const column_fft::ColumnTile<Real> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
+  column_fft::ColumnTile<Real> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
+  tile.rb = rb;
   const auto column_of = [&](const std::vector<C>& f, int c) {
     std::vector<Z> x(n);
     for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
@@ -535,6 +545,13 @@ TEST(ColumnFft, DifFrequencyIsAPermutation) {
   }
   EXPECT_EQ(row_fft::dif_frequency(5, 16), 1);  // radix 2 then 16: position 16 is k = 1
   EXPECT_EQ(row_fft::dif_frequency(5, 1), 2);
+  for (int rb : {2})
+    for (int m = rb; m <= 12; ++m) {
+      std::vector<int> hit(std::size_t(1) << m, 0);
+      for (int p = 0; p < (1 << m); ++p) hit[std::size_t(row_fft::dif_frequency(m, p, rb))] += 1;
+      EXPECT_EQ(std::count(hit.begin(), hit.end(), 1), 1 << m) << "m = " << m << ", radix bits " << rb;
+    }
+  EXPECT_EQ(row_fft::dif_frequency(3, 4, 2), 1);  // radix 2 then 4: position 4 is k = 1
 }
 
 TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
@@ -552,6 +569,18 @@ TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
   // The wide blocks (512 threads): more threads than butterflies in a column, or fewer.
   check_column_passes<double>(64, 4, 3, 11u, 1e-13, 512);
   check_column_passes<double>(4096, 1, 1, 12u, 1e-13, 512);
+}
+
+TEST(ColumnFft, HostEmulationRadixFour) {
+  // Radix 4: more threads a column than radix 16's, or fewer than butterflies.
+  for (int rb : {2}) {
+    check_column_passes<double>(8, 2, 2, 40u + rb, 1e-13, 256, rb);
+    check_column_passes<double>(32, 4, 3, 41u + rb, 1e-13, 256, rb);
+    check_column_passes<double>(128, 2, 2, 42u + rb, 1e-13, 256, rb);
+    check_column_passes<double>(256, 1, 1, 43u + rb, 1e-13, 256, rb);
+    check_column_passes<double>(512, 2, 1, 44u + rb, 1e-13, 128, rb);
+    check_column_passes<float>(256, 2, 2, 45u + rb, 2e-6, 256, rb);
+  }
 }
 
 }  // namespace

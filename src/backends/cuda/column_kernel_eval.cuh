@@ -40,7 +40,8 @@ constexpr int column_blocks_per_sm() {
 //! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
-template <int THREADS, bool kSums, class Real, class Op, int M = 0>
+//! RB: log2 of the stages' radix (4, or 2 for columns of a constant length).
+template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, column_fft::ColumnPass pass, Op op, Complex<Real>* a,
                   Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
@@ -50,9 +51,11 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
   constexpr column_fft::ColumnPass kPass = std::is_same_v<Op, StageOfColumns<Real>>    ? column_fft::ColumnPass::Stage
                                            : std::is_same_v<Op, InputsOfColumns<Real>> ? column_fft::ColumnPass::Inputs
                                                                                        : column_fft::ColumnPass::Forward;
+  static_assert(RB == 4 || M > 0, "radix 4 is for columns of a constant length");
   if constexpr (M > 0) {
     tile.n = 1 << M;
     tile.m = M;
+    tile.rb = RB;
     pass = kPass;
   }
   const int member = blockIdx.y;
@@ -76,7 +79,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
       __syncthreads();
     };
     if constexpr (M > 0) {  // ColumnPhases::count
-      constexpr int kStages = row_fft::stages_before_last(M) + 1;
+      constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
       constexpr int kPhases = kPass == column_fft::ColumnPass::Stage ? 2 * kStages + 3 : kStages + 2;
 #pragma unroll
       for (int p = 0; p < kPhases; ++p) phase(p);
@@ -142,6 +145,11 @@ class ColumnKernelEval {
     smem_ = shared_bytes(ny, columns_);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
+    // One field's columns of a constant length whose tiles (one column each) leave
+    // multiprocessors without two blocks: radix 4, a thread for each four points of a column,
+    // so that each thread's chain is shorter (with the rows: row_kernel_eval.cuh); an
+    // ensemble's keep radix 16, whose fewer phases won wherever measured.
+    rb_ = members_ == 1 && !wide_ && m_ >= 7 && m_ <= 9 && tiles_ < 2 * sms ? 2 : 4;
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
@@ -173,10 +181,15 @@ class ColumnKernelEval {
   template <class Fn>
   void each_instantiation(const Fn& fn) {
     const auto fixed = [&](auto m) {  // the columns of a constant length (kernel_for)
-      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, decltype(m)::value>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, decltype(m)::value>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, decltype(m)::value>);
-      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, decltype(m)::value>);
+      constexpr int M = decltype(m)::value;
+      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, M>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, M>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, M>);
+      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, M>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, M, 2>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, M, 2>);
+      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, M, 2>);
+      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, M, 2>);
     };
     fixed(std::integral_constant<int, 7>{});
     fixed(std::integral_constant<int, 8>{});
@@ -194,6 +207,14 @@ class ColumnKernelEval {
   //! else the length read at run time.
   template <bool kSums, class Op>
   auto kernel_for() const {
+    if (rb_ == 2) {
+      switch (m_) {
+        case 7: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 7, 2>;
+        case 8: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 8, 2>;
+        case 9: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9, 2>;
+        default: break;
+      }
+    }
     switch (m_) {
       case 7: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 7>;
       case 8: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 8>;
@@ -220,6 +241,7 @@ class ColumnKernelEval {
   int nx_ = 0, ny_ = 0, m_ = 0, kept_ = 0, members_ = 1;
   int columns_ = 1, tiles_ = 1;
   bool wide_ = false;  //!< kWide threads a block
+  int rb_ = 4;         //!< log2 of the stages' radix of columns of a constant length (make)
   std::size_t smem_ = 0;
   Cplx* twiddles_ = nullptr;
   SpectralSums* partials_ = nullptr;

@@ -439,7 +439,7 @@ class CudaExec {
     if (pruned()) pruned_.share(stream_, d_work_);
     if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_);
     if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
-      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_);
+      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_);
       columns_.make(nx_, ny_, two_thirds_band(nx_) + 1, members_, prop_.sharedMemPerBlockOptin,
                     prop_.multiProcessorCount);
     }

@@ -18,10 +18,10 @@
 namespace cascade {
 namespace cuda_launch {
 
-//! Threads a row of the row kernel's transform of 2^m points: a sixteenth of them, at least one,
-//! at most the block's.
-__host__ __device__ constexpr int row_threads(int threads, int m) {
-  return (1 << m) / 16 < 1 ? 1 : (1 << m) / 16 > threads ? threads : (1 << m) / 16;
+//! Threads a row of the row kernel's transform of 2^m points in stages of radix 2^rb: one a
+//! butterfly (a sixteenth of the points, or a quarter), at least one, at most the block's.
+__host__ __device__ constexpr int row_threads(int threads, int m, int rb = 4) {
+  return ((1 << m) >> rb) < 1 ? 1 : ((1 << m) >> rb) > threads ? threads : ((1 << m) >> rb);
 }
 
 //! Blocks a multiprocessor keeps at once, which bounds the registers a thread: 512 threads in
@@ -41,23 +41,26 @@ constexpr int row_blocks_per_sm() {
 //! M > 0 (grouped rows of 2^M points): the row's length, its kept columns and its phases are
 //! constants, so that the index arithmetic and the dispatch between phases are compiled away
 //! (a small grid's step is one warp's chain of instructions: docs/gpu-step.md).
-template <int THREADS, bool kGrouped, class Real, int M = 0>
+//! RB: log2 of the stages' radix (4, or 2 for rows of a constant length).
+template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
   static_assert(M == 0 || kGrouped, "rows of a constant length are the grouped rows");
+  static_assert(RB == 4 || M > 0, "radix 4 is for rows of a constant length");
   if constexpr (M > 0) {
     ph.n = 1 << M;
     ph.m = M;
     ph.kept = two_thirds_band(1 << M) + 1;
+    ph.rb = RB;
   }
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
   const int phases = ph.count();
   if constexpr (kGrouped) {
-    const int per = row_threads(THREADS, ph.m), group = threadIdx.x / per, groups = THREADS / per;
+    const int per = row_threads(THREADS, ph.m, RB), group = threadIdx.x / per, groups = THREADS / per;
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
     // Every group runs the same phases (barriers for all); a group past the last row idles.
     for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
@@ -69,7 +72,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
         __syncthreads();
       };
       if constexpr (M > 0) {
-        constexpr int kPhases = 2 * row_fft::stages_before_last(M) + 3;  // RowPhases::count, one part
+        constexpr int kPhases = 2 * row_fft::stages_before_last(M, RB) + 3;  // RowPhases::count, one part
 #pragma unroll
         for (int p = 0; p < kPhases; ++p) phase(p);
       } else {
@@ -135,9 +138,9 @@ class RowKernelEval {
   //! a sixteenth as many a row, several rows at once), then a sixteenth as many as the points.
   static int threads_for(int m) { return m <= 9 ? 128 : m == 10 ? 64 : m == 11 ? 128 : m == 12 ? 256 : 512; }
   //! Rows a block of `threads` (threads_for's, where not given) transforms at once.
-  static int rows_at_once(int m, int threads = 0) {
+  static int rows_at_once(int m, int threads = 0, int rb = 4) {
     const int t = threads ? threads : threads_for(m);
-    return t / cuda_launch::row_threads(t, m);
+    return t / cuda_launch::row_threads(t, m, rb);
   }
   //! The shared memory a block needs for rows of nx points.
   static std::size_t shared_bytes(int nx) {
@@ -155,21 +158,33 @@ class RowKernelEval {
 
   //! The twiddle table exp(2 pi i k / nx), the shared memory and the grid: as many blocks as
   //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
-  //! `ny`: the rows of every field (an ensemble's members' rows run on).
-  void make(int nx, int ny, int sms, int blocks_cap) {
+  //! `ny`: the rows of every field (an ensemble's members' rows run on), of `members` fields.
+  void make(int nx, int ny, int sms, int blocks_cap, int members = 1) {
     nx_ = nx;
     ny_ = ny;
     log2_ = log2_for(nx);
     twiddles_ = device_twiddles<Real>(nx_);
-    // Short rows and few of them (a single run's small grid): blocks of 32 threads, fewer rows
-    // a block and more blocks, which hide each other's latency (256^2: 128 blocks, not 32).
+    // Short rows and few of them (a single run's small grid): narrow blocks (32 threads in
+    // radix 16), fewer rows a block and more blocks, which hide each other's latency (256^2:
+    // 128 blocks, not 32).
     narrow_ = log2_ <= 9 && ny_ < 4 * sms * rows_at_once(log2_);
-    smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? 32 : 0)) *
+    // One field's rows of a constant length: radix 4, a thread for each four points, so that
+    // each thread's chain is shorter (H100, rk4, a step on the device, rows and columns both in
+    // radix 4 against radix 16: 256^2 0.0530 against 0.0606 ms in double, 0.0499 against 0.0567
+    // in single). An ensemble's rows keep radix 16, whose fewer phases won wherever measured
+    // (256^2 x 256: 112,500 against 91,800 member-steps/s; 256^2 x 16 75,000 against 60,000;
+    // with these rows alone in radix 4, 256^2 x 4 lost 8% and 128^2 x 64 in single 15%).
+    rb_ = members == 1 && narrow_ && log2_ >= 7 && log2_ <= 9 ? 2 : 4;
+    // Narrow blocks: a row's threads (a quarter of its points in radix 4), 32 at least.
+    narrow_threads_ = rb_ == 2 ? std::max(32, std::min(128, (1 << log2_) >> 2)) : 32;
+    smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? narrow_threads_ : 0, rb_)) *
             std::size_t(row_fft::padded_size(1 << log2_));
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
-        if (narrow_) size<32>(sms, blocks_cap);
-        else size<128>(sms, blocks_cap);
+        if (!narrow_) size<128>(sms, blocks_cap);
+        else if (narrow_threads_ == 64) size<64>(sms, blocks_cap);
+        else if (narrow_threads_ == 128) size<128>(sms, blocks_cap);
+        else size<32>(sms, blocks_cap);
         break;
       case 10: size<64>(sms, blocks_cap); break;
       case 11: size<128>(sms, blocks_cap); break;
@@ -206,8 +221,10 @@ class RowKernelEval {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
-        if (narrow_) launch<32>(ph, a, b, cfl, max, stream);
-        else launch<128>(ph, a, b, cfl, max, stream);
+        if (!narrow_) launch<128>(ph, a, b, cfl, max, stream);
+        else if (narrow_threads_ == 64) launch<64>(ph, a, b, cfl, max, stream);
+        else if (narrow_threads_ == 128) launch<128>(ph, a, b, cfl, max, stream);
+        else launch<32>(ph, a, b, cfl, max, stream);
         break;
       case 10: launch<64>(ph, a, b, cfl, max, stream); break;
       case 11: launch<128>(ph, a, b, cfl, max, stream); break;
@@ -223,7 +240,15 @@ class RowKernelEval {
   auto kernel_for() const {
     using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
     if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
-    if constexpr (THREADS == 32 || THREADS == 128) {
+    if constexpr (THREADS == 32 || THREADS == 64 || THREADS == 128) {
+      if (rb_ == 2) {
+        switch (log2_) {
+          case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7, 2>);
+          case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8, 2>);
+          case 9: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 9, 2>);
+          default: break;
+        }
+      }
       switch (log2_) {
         case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7>);
         case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8>);
@@ -239,7 +264,7 @@ class RowKernelEval {
     CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     int per_sm = 0;
     CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
-    const int at_once = rows_at_once(log2_, THREADS), rows = (ny_ + at_once - 1) / at_once;  // blocks with work
+    const int at_once = rows_at_once(log2_, THREADS, rb_), rows = (ny_ + at_once - 1) / at_once;  // blocks with work
     blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
   }
   template <int THREADS>
@@ -251,7 +276,9 @@ class RowKernelEval {
   }
 
   int nx_ = 0, ny_ = 0, log2_ = 0;
-  bool narrow_ = false;  //!< blocks of 32 threads for short rows (make)
+  bool narrow_ = false;  //!< blocks of a row's threads (32 at least) for short rows (make)
+  int narrow_threads_ = 32;  //!< threads a narrow block (a row's: radix 4 takes more)
+  int rb_ = 4;               //!< log2 of the radix of the stages of rows of a constant length
   std::size_t smem_ = 0;
   int blocks_ = 1;
   Cplx* twiddles_ = nullptr;
