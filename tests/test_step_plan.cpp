@@ -260,8 +260,9 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
     return b;
   };
   const StepRequest automatic;
-  // On a GPU in Basdevant's form, members from 128^2 to 256^2 (512^2 in double), or smaller ones
-  // from 1024^2 points in all, rows and columns; else complex pairs with the plain row's callbacks.
+  // On a GPU in Basdevant's form, members up to 256^2 (512^2 in double) from 1024^2 points in
+  // all, and in double from 128^2 a member at any batch, rows and columns; else complex pairs
+  // with the plain row's callbacks.
   EXPECT_EQ(plan_step(batch(256, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(128, 1024, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(256, 4096, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));  // 16384^2 points
@@ -270,7 +271,9 @@ TEST(StepPlan, EnsemblesRunPlainTransformsSizedByTheBatch) {
   EXPECT_EQ(plan_step(batch(1024, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));  // 8192^2 points
   EXPECT_EQ(plan_step(batch(2048, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::All, false));   // 16384^2
   EXPECT_EQ(plan_step(batch(128, 16, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));   // 512^2 points
-  EXPECT_EQ(plan_step(batch(256, 4, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
+  EXPECT_EQ(plan_step(batch(256, 4, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
+  EXPECT_EQ(plan_step(batch(256, 4, F, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));  // single: from 1024^2
+  EXPECT_EQ(plan_step(batch(128, 64, F, gpu()), automatic), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(batch(64, 256, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));    // 1024^2 points
   EXPECT_EQ(plan_step(batch(64, 64, D, gpu()), automatic), plan(S::ComplexPairs, L::Off, false));    // 512^2 points
   EXPECT_EQ(plan_step(batch(128, 64, D, gpu()), automatic), plan(S::RowsColumns, L::Off, false));   // 1024^2 points

@@ -181,29 +181,33 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     // An ensemble on a GPU in Basdevant's form: complex pairs, with the callbacks of the plain
     // row, ran faster than the plain transforms at every batch measured (128^2 to 512^2, 16 to
     // 1024 members, both precisions: docs/performance.md, Ensembles).
-    // Grids from 128^2 to 256^2 (512^2 in double), one or an ensemble's members: rows and
-    // columns before them, the row kernel and the column kernel compiled for the size, no cuFFT
-    // (H100, 2026-11-25, rk4, ms a step on the device against the plain transforms: double
-    // 0.0624 against 0.0765 at 128^2, 0.0606 against 0.0842 at 256^2, 0.1216 against 0.1310 at
-    // 512^2; single 0.0516 against 0.0731, 0.0567 against 0.0757; single 512^2 lost, 0.1041
-    // against 0.1008. Ensembles, member-steps/s against complex pairs: 256^2 x 256 112,000
-    // against 60,500 in double; 128^2 x 1024 443,000 against 228,000; 512^2 x 64 22,600 against
-    // 15,200; 512^2 in single lost before the kernels of constant size, 24,300 against 26,900).
-    // Smaller grids (where the kernels read the length at run time) when an ensemble's members
-    // make 1024^2 points or more, as before those kernels.
+    // Grids from 128^2 to 256^2 (512^2 in double): rows and columns before them, the row kernel
+    // and the column kernel compiled for the size, no cuFFT (H100, 2026-11-25, rk4, ms a step on
+    // the device against the plain transforms: double 0.0624 against 0.0765 at 128^2, 0.0606
+    // against 0.0842 at 256^2, 0.1216 against 0.1310 at 512^2; single 0.0516 against 0.0731,
+    // 0.0567 against 0.0757; single 512^2 lost, 0.1041 against 0.1008).
+    // Ensembles of them from 1024^2 points in all, member-steps/s against complex pairs: 256^2 x
+    // 256 112,000 against 60,500 in double; 128^2 x 1024 443,000 against 228,000; 512^2 x 64
+    // 22,600 against 15,200 (512^2 in single lost, 24,300 against 26,900); and in double below
+    // that too: 128^2 x 4 41,800-43,300 against 27,700-32,100, 128^2 x 16 120,400-125,100
+    // against 108,300-108,500, 256^2 x 4 31,000-31,300 against 28,200-29,300 (single's small
+    // batches not measured: complex pairs, as before). Members below 128^2 (kernels that read
+    // the length at run time) from 1024^2 points in all, as before those kernels.
     const int largest = p.precision == Precision::Double ? 512 : 256;
     const std::uint64_t points = std::uint64_t(p.nx) * std::uint64_t(p.ny) * std::uint64_t(std::max(1, p.members));
+    const bool sized = p.nx >= 128 && p.ny >= 128 && (p.members <= 1 || p.precision == Precision::Double);
     // Callbacks asked for (rows and columns have no cuFFT transform to put them in) keep the
     // table's plan.
     const bool no_callbacks =
         req.callbacks == StepRequest::Callbacks::Auto || req.callbacks == StepRequest::Callbacks::Off;
-    if (p.nx <= largest && p.ny <= largest && ((p.nx >= 128 && p.ny >= 128) || points >= sq(1024)) &&
-        no_callbacks && cannot_run(Strategy::RowsColumns, p, false).empty()) {
+    if (p.nx <= largest && p.ny <= largest && (sized || points >= sq(1024)) && no_callbacks &&
+        cannot_run(Strategy::RowsColumns, p, false).empty()) {
       plan.strategy = Strategy::RowsColumns;
       plan.callbacks = Level::Off;
       plan.batched = false;
-      plan.why = std::string("auto, rows and columns for grids up to 256^2 (512^2 in double), from 128^2") +
-                 (p.members > 1 ? " or an ensemble of 1024^2 points" : "");
+      plan.why = p.members > 1 ? "auto, rows and columns for an ensemble of grids up to 256^2 (512^2 in double), from "
+                                 "1024^2 points in all or 128^2 a member in double"
+                               : "auto, rows and columns for a grid from 128^2 to 256^2 (512^2 in double)";
     } else if (p.members > 1 && r->strategy == Strategy::Plain &&
                cannot_run(Strategy::ComplexPairs, p, false).empty()) {
       plan.strategy = Strategy::ComplexPairs;
