@@ -386,8 +386,7 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kCanFuse) {
       if (!advective && exec_.has_columns()) {  // the columns' passes around the stage (column_fft.cuh)
         const StageOfColumns<Real> op{stage, sums, budget != nullptr, 0, 0};
-        return exec_.column_stage(op, a.data(), b.data(), i, member_lin_.empty() ? nullptr : member_lin_.data(),
-                                  budget ? *budget : BudgetWeights{});
+        return exec_.column_stage(op, a.data(), b.data(), i, member_lin_.empty() ? nullptr : member_lin_.data());
       }
       if (!advective && packed(a, b)) {  // the products' transforms and the next inputs as complex pairs
         const PackedStage<Real> packed_stage{stage, sums, budget != nullptr};

@@ -17,6 +17,7 @@
 #include "cascade/step_clock.hpp"
 #include "kernels/column_fft.cuh"
 #include "kernels/ns_stage.cuh"
+#include "backends/cuda/chained.cuh"
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/row_kernel_eval.cuh"
@@ -38,15 +39,18 @@ constexpr int column_blocks_per_sm() {
 //! from the step's clock (as Clocked does: a step not taken writes nothing and adds nothing)
 //! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
 //! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
+//! Launched chained (chained.cuh) in the step on the device.
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
 //! RB: log2 of the stages' radix (4, or 2 for columns of a constant length).
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>())
-    column_kernel(column_fft::ColumnTile<Real> tile, int kept, column_fft::ColumnPass pass, Op op, Complex<Real>* a,
+    column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
                   Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
+  wait_for_previous();
+  let_next_launch();
   using R = std::conditional_t<kSums, SpectralSums, column_fft::NoSums>;
   constexpr column_fft::ColumnPass kPass = std::is_same_v<Op, StageOfColumns<Real>>    ? column_fft::ColumnPass::Stage
                                            : std::is_same_v<Op, InputsOfColumns<Real>> ? column_fft::ColumnPass::Inputs
@@ -56,7 +60,6 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
     tile.n = 1 << M;
     tile.m = M;
     tile.rb = RB;
-    pass = kPass;
   }
   const int member = blockIdx.y;
   const bool go = !clock || clock->go;
@@ -72,7 +75,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
     }
     Complex<Real>* const am = a + std::size_t(member) * member_size;
     Complex<Real>* const bm = b + std::size_t(member) * member_size;
-    const column_fft::ColumnPhases<Real, R, Op> ph{tile, pass, op};
+    const column_fft::ColumnPhases<Real, R, Op> ph{tile, kPass, op};
     R acc{};
     const auto phase = [&](int p) {
       acc = acc + ph.run(p, threadIdx.x, THREADS, am, bm);
@@ -160,21 +163,22 @@ class ColumnKernelEval {
 
   //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each
   //! kept mode, then the inverse transforms of the columns.
-  void inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b, cudaStream_t stream) const {
-    launch<false>(column_fft::ColumnPass::Inputs, op, a, b, nullptr, 0, nullptr, stream);
+  //! `chained`: launched chained (chained.cuh), as in the step on the device.
+  void inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b, bool chained, cudaStream_t stream) const {
+    launch<false>(op, a, b, nullptr, 0, nullptr, chained, stream);
   }
   //! A fused stage over the columns (a, b: the row kernel's products on entry, the next
   //! evaluation's inputs on return), its numbers from `clock` (stage `stage`), each member's
   //! coefficients from `each` where given; with op.with_sums the budget's sums into partials().
   void stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
-             const LinearCoefficients* each, cudaStream_t stream) const {
-    if (op.with_sums) launch<true>(column_fft::ColumnPass::Stage, op, a, b, clock, stage, each, stream);
-    else launch<false>(column_fft::ColumnPass::Stage, op, a, b, clock, stage, each, stream);
+             const LinearCoefficients* each, bool chained, cudaStream_t stream) const {
+    if (op.with_sums) launch<true>(op, a, b, clock, stage, each, chained, stream);
+    else launch<false>(op, a, b, clock, stage, each, chained, stream);
   }
   //! The forward transforms of the columns alone: a, b as half spectra at the kept columns.
   void forward(Cplx* a, Cplx* b, cudaStream_t stream) const {
     const StoreColumns<Real> op{a, b, nx_ / 2 + 1, 0, 0};
-    launch<false>(column_fft::ColumnPass::Forward, op, a, b, nullptr, 0, nullptr, stream);
+    launch<false>(op, a, b, nullptr, 0, nullptr, false, stream);
   }
 
  private:
@@ -224,17 +228,14 @@ class ColumnKernelEval {
     return cuda_launch::column_kernel<kThreads, kSums, Real, Op>;
   }
   template <bool kSums, class Op>
-  void launch(column_fft::ColumnPass pass, const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
-              const LinearCoefficients* each, cudaStream_t stream) const {
+  void launch(const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage, const LinearCoefficients* each,
+              bool chained, cudaStream_t stream) const {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
     const dim3 grid{unsigned(tiles_), unsigned(members_)};
     const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
-    if (wide_)
-      cuda_launch::column_kernel<kWide, kSums, Real, Op><<<grid, kWide, smem_, stream>>>(
-          tile, kept_, pass, op, a, b, member_size, clock, stage, each, partials_);
-    else
-      kernel_for<kSums, Op>()<<<grid, kThreads, smem_, stream>>>(tile, kept_, pass, op, a, b, member_size, clock,
-                                                                 stage, each, partials_);
+    const auto kernel = wide_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op> : kernel_for<kSums, Op>();
+    cuda_launch::launch_chained(chained, kernel, grid, dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_,
+                                op, a, b, member_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 

@@ -76,6 +76,8 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaHostAlloc(&h_max_, sizeof(Real), cudaHostAllocMapped));
     CASCADE_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_max_), h_max_, 0));
     CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&max_ready_, cudaEventDisableTiming));
+    chain_ = cuda_launch::can_chain(step_graph_kernels::step_clock_kernel<Real>, prop_);
+    graph_.set_chained(chain_);
   }
 
   //! One 2D plan per direction (of every member: one batch), made once, sharing one work area
@@ -333,24 +335,26 @@ class CudaExec {
       if (cfl && !graph_.recording()) CASCADE_CUDA_CHECK(cudaEventRecord(max_ready_, stream_));
     };
     const MaxTarget<Real> max{d_partials_, d_ticket_, max_out()};
-    if (!has_columns()) return rows_.run(pruned_, a, b, cfl, speed, max, stream_, after);
-    rows_.products(a, b, cfl, speed, max, stream_);
+    if (!has_columns()) return rows_.run(pruned_, a, b, cfl, speed, max, chained(), stream_, after);
+    rows_.products(a, b, cfl, speed, max, chained(), stream_);
     after();
   }
   //! Whether the passes over the columns are the column kernel's, with the fused stage in them
   //! (StepStrategy::RowsColumns): then the work fields hold y in physical space between the
   //! step's operations (column_inputs, column_stage, column_forward).
   bool has_columns() const { return strategy_ == StepStrategy::RowsColumns; }
-  void column_inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b) { columns_.inputs(op, a, b, stream_); }
+  void column_inputs(const InputsOfColumns<Real>& op, Cplx* a, Cplx* b) {
+    columns_.inputs(op, a, b, chained(), stream_);
+  }
   //! Stage `stage` over the columns, its numbers from the step's clock; with op.with_sums the
-  //! budget's sums weighted by `w` (or the clock's, as sum_into_budget) into the integrals.
-  void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each,
-                    const BudgetWeights& w) {
-    columns_.stage(op, a, b, graph_.clock(), stage, each, stream_);
+  //! budget's sums weighted by the clock's weights into the integrals (budget_finish_kernel).
+  void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each) {
+    columns_.stage(op, a, b, graph_.clock(), stage, each, chained(), stream_);
     if (!op.with_sums) return;
     constexpr int kThreads = 256;
-    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
-        columns_.partials(), columns_.tiles(), w, graph_.weights(), d_budget_);
+    cuda_launch::launch_chained(chained(), cuda_launch::budget_finish_kernel<kThreads>, dim3(members_),
+                                dim3(kThreads), 0, stream_, static_cast<const SpectralSums*>(columns_.partials()),
+                                columns_.tiles(), BudgetWeights{}, graph_.weights(), d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
   void column_forward(Cplx* a, Cplx* b) { columns_.forward(a, b, stream_); }
@@ -407,6 +411,9 @@ class CudaExec {
   //! Where the CFL maximum goes: pinned host memory (max_result reads it), or, while the step is
   //! being recorded, the step clock's device memory.
   Real* max_out() const { return graph_.recording() ? graph_.max_slot() : d_max_; }
+  //! Whether the step's own kernels are launched chained now: while the step is being recorded,
+  //! on a device and build that allow it (chained.cuh).
+  bool chained() const { return chain_ && graph_.recording(); }
 
   //! Pruned transforms: their own, or around the row kernel.
   bool pruned() const { return strategy_ == StepStrategy::Pruned || strategy_ == StepStrategy::Rows; }
@@ -509,6 +516,7 @@ class CudaExec {
   ColumnKernelEval<Real> columns_;
   ComplexPairEval<Real> complex_pairs_;
   StepGraph<Real> graph_;  //!< the step on the device, once recorded
+  bool chain_ = false;     //!< the device and build can launch the step's kernels chained
 };
 
 }  // namespace cascade

@@ -5,6 +5,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "cascade/reduction.hpp"
+#include "backends/cuda/chained.cuh"
 #include "kernels/reduction.cuh"
 #include "cascade/coefficients.hpp"
 #include "kernels/reduction_ops.cuh"
@@ -59,6 +60,8 @@ template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
                                                               BudgetWeights w, const BudgetWeights* dw,
                                                               double* d_integrals) {
+  wait_for_previous();  // launched chained in the step on the device (chained.cuh)
+  let_next_launch();
   const SpectralSums* mine = d_partials + std::size_t(blockIdx.x) * count;
   SpectralSums acc{};
   for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + mine[i];

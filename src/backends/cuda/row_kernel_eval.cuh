@@ -13,6 +13,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row_fft.cuh"
 #include "backends/cuda/pruned_eval.cuh"
+#include "backends/cuda/chained.cuh"
 #include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
@@ -42,11 +43,14 @@ constexpr int row_blocks_per_sm() {
 //! constants, so that the index arithmetic and the dispatch between phases are compiled away
 //! (a small grid's step is one warp's chain of instructions: docs/gpu-step.md).
 //! RB: log2 of the stages' radix (4, or 2 for rows of a constant length).
+//! Launched chained (chained.cuh) in the step on the device (StepGraph).
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
+  wait_for_previous();
+  let_next_launch();
   static_assert(M == 0 || kGrouped, "rows of a constant length are the grouped rows");
   static_assert(RB == 4 || M > 0, "radix 4 is for rows of a constant length");
   if constexpr (M > 0) {
@@ -208,28 +212,29 @@ class RowKernelEval {
   //! runs between the kernel and the forward passes (the executor records the maximum's event).
   template <class After>
   void run(const PrunedEval<Real>& pruned, Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed,
-           const MaxTarget<Real>& max, cudaStream_t stream, const After& after) const {
+           const MaxTarget<Real>& max, bool chained, cudaStream_t stream, const After& after) const {
     pruned.columns_inverse(a, b);
-    products(a, b, cfl, speed, max, stream);
+    products(a, b, cfl, speed, max, chained, stream);
     after();
     pruned.columns_forward(a, b);
   }
   //! The row kernel alone: a, b hold every row's kept columns with y in physical space (the
-  //! column passes' or the column kernel's, column_kernel_eval.cuh), in place.
-  void products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed, const MaxTarget<Real>& max,
+  //! column passes' or the column kernel's, column_kernel_eval.cuh), in place; `chained`: launched
+  //! chained (chained.cuh), as in the step on the device.
+  void products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed, const MaxTarget<Real>& max, bool chained,
                 cudaStream_t stream) const {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
-        if (!narrow_) launch<128>(ph, a, b, cfl, max, stream);
-        else if (narrow_threads_ == 64) launch<64>(ph, a, b, cfl, max, stream);
-        else if (narrow_threads_ == 128) launch<128>(ph, a, b, cfl, max, stream);
-        else launch<32>(ph, a, b, cfl, max, stream);
+        if (!narrow_) launch<128>(ph, a, b, cfl, max, chained, stream);
+        else if (narrow_threads_ == 64) launch<64>(ph, a, b, cfl, max, chained, stream);
+        else if (narrow_threads_ == 128) launch<128>(ph, a, b, cfl, max, chained, stream);
+        else launch<32>(ph, a, b, cfl, max, chained, stream);
         break;
-      case 10: launch<64>(ph, a, b, cfl, max, stream); break;
-      case 11: launch<128>(ph, a, b, cfl, max, stream); break;
-      case 12: launch<256>(ph, a, b, cfl, max, stream); break;
-      default: launch<512>(ph, a, b, cfl, max, stream); break;
+      case 10: launch<64>(ph, a, b, cfl, max, chained, stream); break;
+      case 11: launch<128>(ph, a, b, cfl, max, chained, stream); break;
+      case 12: launch<256>(ph, a, b, cfl, max, chained, stream); break;
+      default: launch<512>(ph, a, b, cfl, max, chained, stream); break;
     }
   }
 
@@ -269,9 +274,9 @@ class RowKernelEval {
   }
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
-              cudaStream_t stream) const {
-    kernel_for<THREADS>()<<<blocks_, THREADS, smem_, stream>>>(ph, a, b, ny_, nx_ / 2 + 1, cfl, max.partials,
-                                                              max.ticket, max.result);
+              bool chained, cudaStream_t stream) const {
+    cuda_launch::launch_chained(chained, kernel_for<THREADS>(), dim3(blocks_), dim3(THREADS), smem_, stream, ph, a, b,
+                                ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 

@@ -12,7 +12,7 @@
 //! (Clocked) and the loop ends; the host takes that step, and stops the run with its words.
 //! The loop is a conditional node (CUDA 12.4 and later) whose body is recorded by stream
 //! capture, cuFFT's kernels with it. (A conditional node around the stages instead cost some
-//! 7 us a step at 256^2.)
+//! 7 us a step at 256^2.) The step's own kernels are launched chained (chained.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,6 +22,7 @@
 
 #include "cascade/error.hpp"
 #include "cascade/step_clock.hpp"
+#include "backends/cuda/chained.cuh"
 #include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
@@ -36,12 +37,14 @@ struct StepGraphState {
 
 namespace step_graph_kernels {
 
-//! The clock after an evaluation: take the step the CFL maximum allows (or mark it not taken:
-//! go = 0), and say whether another follows it (`loop`: this one did not land on the output
-//! time, and fewer than max_steps were taken).
+//! The clock after an evaluation (launched chained): take the step the CFL maximum allows (or
+//! mark it not taken: go = 0), and say whether another follows it (`loop`: this one did not land
+//! on the output time, and fewer than max_steps were taken).
 template <class Real>
 __global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule,
                                   cudaGraphConditionalHandle loop) {
+  cuda_launch::wait_for_previous();
+  cuda_launch::let_next_launch();
   bool take = false;
   if (s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
     const double rate = double(*max_rate);
@@ -85,6 +88,8 @@ class StepGraph {
   //! Where the CFL maximum goes while the step is being recorded (device memory).
   Real* max_slot() const { return d_max_; }
   bool recording() const { return recording_; }
+  //! Whether the step's own kernels are launched chained (chained.cuh; the executor's choice).
+  void set_chained(bool chained) { chained_ = chained; }
 
   //! A step the host chose: its clock to the device (by value, in stream order), unless the
   //! device holds it already (the stages of a step check their numbers against it: a caller
@@ -131,8 +136,8 @@ class StepGraph {
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
       begin(stream, body);
       evaluation();
-      step_graph_kernels::step_clock_kernel<Real><<<1, 1, 0, stream>>>(d_state_, d_max_, rule, loop);
-      CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+      cuda_launch::launch_chained(chained_, step_graph_kernels::step_clock_kernel<Real>, dim3(1), dim3(1), 0, stream,
+                                  d_state_, static_cast<const Real*>(d_max_), rule, loop);
       stages();
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
       CASCADE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
@@ -215,6 +220,7 @@ class StepGraph {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   bool recording_ = false;
+  bool chained_ = false;
 };
 
 }  // namespace cascade
