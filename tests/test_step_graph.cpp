@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend_cases.hpp"
@@ -117,6 +118,22 @@ TEST(StepGraph, WhereItRuns) {
   EXPECT_FALSE(large.graphed());
   EXPECT_NE(large.graph_note().find("auto: above 4096^2 points"), std::string::npos) << large.graph_note();
   EXPECT_TRUE(Solver<double>(*bb, deck(big, {"run.step_graph=on"})).graphed());
+  // Four steps an iteration of the loop for rows and columns of 512^2 points at most in all
+  // (every member's), whose step costs its launches; one elsewhere.
+  const std::string rc = "grid: {nx: 256, ny: 256}\ninitial: {type: random, k0: 4}\n";
+  for (const auto& [transforms, ny, members, want] :
+       {std::tuple{"rows-columns", 256, 4, 4}, {"rows-columns", 1024, 1, 4}, {"rows-columns", 512, 4, 1},
+        {"rows-columns", 2048, 1, 1}, {"plain", 256, 1, 1}}) {
+    SCOPED_TRACE(std::string(transforms) + " 256 x " + std::to_string(ny) + " x " + std::to_string(members));
+    const Config c = deck(rc, {"grid.ny=" + std::to_string(ny), std::string("run.step_transforms=") + transforms,
+                               "ensemble.members=" + std::to_string(members)});
+    auto bs = make_backend<double>(BackendKind::Cuda, c.make_grid(), 0, 0, FftPlanning::Estimate, 0, members);
+    Solver<double> s(*bs, c);
+    s.initialise();
+    s.prepare_graph();
+    EXPECT_EQ(s.graph_iteration_steps(), want);
+    EXPECT_EQ(s.graph_note().find("steps an iteration") != std::string::npos, want > 1) << s.graph_note();
+  }
 }
 
 // ---------------------------------------------------------------- the device against the host
@@ -258,12 +275,18 @@ TEST(StepGraph, SameStepsForAnEnsemble) {
 
 // A step the device cannot take is left to the host, which stops with its own words at the
 // same step: dt below dt_min (after steps the device took), and a velocity that is not finite.
+// Also on rows and columns of a small grid, whose launches take four steps an iteration of the
+// loop: the stop at step 5 comes in the second iteration's first step, and its three others
+// must take none.
 TEST(StepGraph, StopsAsTheHostDoes) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  for (const char* transforms : {"auto", "rows-columns"})
   for (const char* why : {"dt_min", "overflow"}) {
-    SCOPED_TRACE(why);
+    SCOPED_TRACE(std::string(transforms) + ", " + why);
     const bool overflow = std::string(why) == "overflow";
-    Config c = deck(kTurbulence, {"time.dt_min=1e-200"});
+    const bool columns = std::string(transforms) == "rows-columns";
+    Config c = deck(kTurbulence, {"time.dt_min=1e-200", std::string("run.step_transforms=") + transforms,
+                                  columns ? "grid.ny=64" : "grid.ny=48"});
     if (!overflow) {  // dt halving from 1e-3 (a growth below 1, which no deck may ask): below 1e-4 at step 5
       c.time.dt_initial = 1e-3;
       c.time.growth = 0.5;
@@ -291,6 +314,7 @@ TEST(StepGraph, StopsAsTheHostDoes) {
         words[d] = e.what();
       }
       steps[d] = s.steps();
+      if (d == 1) EXPECT_EQ(s.graph_iteration_steps(), columns ? 4 : 1) << s.graph_note();
     }
     EXPECT_FALSE(words[0].empty()) << "the host did not stop";
     EXPECT_GT(steps[0], 0) << "the stop came before any step: the device's steps are not tested";
@@ -324,11 +348,14 @@ TEST(StepGraph, SameStepsWithWhiteNoise) {
 }
 
 // ensemble.on_blowup: drop on the device: the launch ends before the step that needs it, the
-// host's step drops the member, and the device goes on: as the host alone, to the bit.
+// host's step drops the member, and the device goes on: as the host alone, to the bit (also
+// on rows and columns, four steps an iteration of the loop, the launch's end in its middle).
 TEST(StepGraph, DropsAsTheHostDoes) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  for (const char* transforms : {"auto", "rows-columns"})
   for (const char* forcing : {"", "forcing: {type: ring, epsilon: 0.3, k_f: 6, dk: 1.5}\n"}) {
-  SCOPED_TRACE(*forcing ? "white noise" : "unforced");
+  SCOPED_TRACE(std::string(transforms) + (*forcing ? ", white noise" : ", unforced"));
+  const bool columns = std::string(transforms) == "rows-columns";
   const std::string ens = std::string(kTurbulence) + forcing +
                           "ensemble:\n"
                           "  members: 3\n"
@@ -337,7 +364,8 @@ TEST(StepGraph, DropsAsTheHostDoes) {
   BudgetState budgets[2];
   long steps[2] = {0, 0};
   for (int d = 0; d < 2; ++d) {
-    Config x = deck(ens, {"time.dt_min=1e-200", "time.growth=1e100"});
+    Config x = deck(ens, {"time.dt_min=1e-200", "time.growth=1e100", std::string("run.step_transforms=") + transforms,
+                          columns ? "grid.ny=64" : "grid.ny=48"});
     x.run.step_graph = d == 0 ? "off" : "on";
     auto b = make_backend<double>(BackendKind::Cuda, x.make_grid(), 0, 0, FftPlanning::Estimate, 0, 3);
     Solver<double> s(*b, x);
@@ -349,7 +377,7 @@ TEST(StepGraph, DropsAsTheHostDoes) {
     s.set_vorticity_hat(w);
     while (s.time() < 0.1) {
       if (d == 0) s.step(0.1);
-      else s.steps_toward(0.1, 4);
+      else s.steps_toward(0.1, columns ? 6 : 4);
     }
     EXPECT_TRUE(s.dropped(1));
     EXPECT_FALSE(s.dropped(0));
@@ -357,6 +385,7 @@ TEST(StepGraph, DropsAsTheHostDoes) {
     state[d] = s.vorticity_hat();
     steps[d] = s.steps();
     budgets[d] = s.budget();
+    if (d == 1) EXPECT_EQ(s.graph_iteration_steps(), columns ? 4 : 1) << s.graph_note();
   }
   EXPECT_EQ(steps[0], steps[1]);
   EXPECT_TRUE(same_bits(state[0], state[1]));

@@ -202,9 +202,11 @@ class Backend {
   //! include/cascade/step_clock.hpp) and, where the clock takes the step, the stages; the fused
   //! stages recorded read their h-dependent numbers (coef.stage's) and the budget's weights
   //! from the clock. What is recorded holds the buffers it was given and must be recorded
-  //! again if they change. RunError where the device refuses it.
-  virtual void capture_step_graph(const StepRule& rule, const std::function<void()>& inputs,
-                                  const std::function<void()>& evaluation, const std::function<void()>& stages) = 0;
+  //! again if they change. Returns the steps an iteration of the recorded loop (one, or several
+  //! where a step is small: the steps after the launch's end are not taken). RunError where the
+  //! device refuses it.
+  virtual int capture_step_graph(const StepRule& rule, const std::function<void()>& inputs,
+                                 const std::function<void()>& evaluation, const std::function<void()>& stages) = 0;
   //! Run the recorded step from clock `k`: up to max_steps steps toward t_output, ending after
   //! one that lands on it or before one whose verdict is not Go (nothing of that one is done);
   //! waits for them. k becomes the clock after the last step taken (and that step's numbers).

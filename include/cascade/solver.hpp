@@ -119,6 +119,8 @@ class Solver {
   //! note says why), `on` throws RunError.
   void prepare_graph();
   const std::string& graph_note() const { return graph_note_; }
+  //! Steps an iteration of the recorded loop (Backend::capture_step_graph); 0 before recording.
+  int graph_iteration_steps() const { return graph_iteration_steps_; }
   //! One step of a fixed size (convergence tests; the benchmark's row without the CFL
   //! maximum): no maximum is taken, so nothing waits for the device and no blow-up is seen.
   void step_fixed(double dt);
@@ -235,6 +237,7 @@ class Solver {
   Graph graph_ = Graph::Off;
   bool graph_required_ = false;  //!< run.step_graph: on
   std::string graph_note_;
+  int graph_iteration_steps_ = 0;
 
   Backend<Real>& b_;
   Config config_;

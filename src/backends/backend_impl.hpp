@@ -408,11 +408,12 @@ class BackendImpl final : public Backend<Real> {
     if constexpr (Exec::kCanGraph) return exec_.graph_unavailable();
     return std::string("the ") + to_string(Exec::kKind) + " backend steps from the host";
   }
-  void capture_step_graph(const StepRule& rule, const std::function<void()>& inputs,
-                          const std::function<void()>& evaluation, const std::function<void()>& stages) override {
+  int capture_step_graph(const StepRule& rule, const std::function<void()>& inputs,
+                         const std::function<void()>& evaluation, const std::function<void()>& stages) override {
     const std::string why = step_graph_unavailable();
     if (!why.empty()) throw RunError("capture_step_graph: " + why);
-    if constexpr (Exec::kCanGraph) exec_.capture_graph(rule, inputs, evaluation, stages);
+    if constexpr (Exec::kCanGraph) return exec_.capture_graph(rule, inputs, evaluation, stages);
+    return 0;
   }
   long run_step_graph(StepClock& k, double t_output, long max_steps) override {
     if constexpr (Exec::kCanGraph) return exec_.run_graph(k, t_output, max_steps);

@@ -619,7 +619,7 @@ void Solver<Real>::prepare_graph() {
   if (graph_ != Graph::Pending) return;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   try {
-    b_.capture_step_graph(
+    graph_iteration_steps_ = b_.capture_step_graph(
         rule_, [&] { evaluation_inputs(); }, [&] { queue_products(true); },
         [&] {
           if (rule_.forcing == ForcingKind::WhiteNoise) b_.step_forcing(*forcing_hat_, -1, nan);  // the clock's
@@ -634,6 +634,10 @@ void Solver<Real>::prepare_graph() {
   }
   inputs_ready_ = false;
   graph_ = Graph::Ready;
+  if (graph_iteration_steps_ > 1)
+    graph_note_ = fmt::format("on the device (a CUDA graph of the step that chooses its own dt, {} steps an "
+                              "iteration of its loop)",
+                              graph_iteration_steps_);
 }
 
 template <class Real>

@@ -43,6 +43,11 @@ class CudaExec {
   static constexpr bool kCanFuse = true;    //!< prepare_plan: kernels/fft_callbacks.cuh
   static constexpr bool kRowFused = false;  //!< the CPU's evaluation row by row
   static constexpr bool kCanGraph = true;   //!< the step on the device (step_graph.cuh)
+  //! Steps an iteration of the graph's loop where a step is small (steps_per_iteration): a
+  //! while loop's iteration costs some 3.6 us on an H100 (docs/performance.md, "What the step's
+  //! launches cost").
+  static constexpr int kStepsPerIteration = 4;
+  static constexpr std::size_t kFewPoints = std::size_t(512) * 512;
 
   //! `members`: the fields of an ensemble each buffer holds, transformed as one batch.
   CudaExec(const Grid& grid, int device, int members = 1) : CudaExec(grid, device, true, members) {}
@@ -370,9 +375,22 @@ class CudaExec {
     if (std::min(runtime, driver) < 12040) return "the CUDA driver predates conditional graph nodes (12.4)";
     return "";
   }
-  void capture_graph(const StepRule& rule, const std::function<void()>& inputs,
-                     const std::function<void()>& evaluation, const std::function<void()>& stages) {
-    graph_.record(stream_, rule, inputs, evaluation, stages);
+  //! Returns the steps an iteration of its loop (steps_per_iteration).
+  int capture_graph(const StepRule& rule, const std::function<void()>& inputs,
+                    const std::function<void()>& evaluation, const std::function<void()>& stages) {
+    const int steps = steps_per_iteration();
+    graph_.record(stream_, rule, inputs, evaluation, stages, steps);
+    return steps;
+  }
+  //! Steps an iteration of the graph's loop: kStepsPerIteration for rows and columns of at most
+  //! kFewPoints points in all (every member's), whose step costs its launches; else one. Once
+  //! the clock has ended a launch, the iteration's later steps change neither the state nor the
+  //! budget (the column kernel and the white noise's draw read the clock's go, the budget's last
+  //! kernel then adds zeros), but their row kernels still transform the work fields, which the
+  //! next step makes again: at most kStepsPerIteration - 1 steps' rows a launch for nothing.
+  int steps_per_iteration() const {
+    const std::size_t points = std::size_t(nx_) * std::size_t(ny_) * std::size_t(members_);
+    return has_columns() && points <= kFewPoints ? kStepsPerIteration : 1;
   }
   long run_graph(StepClock& k, double t_output, long max_steps) { return graph_.run(stream_, k, t_output, max_steps); }
   void drop_graph() { graph_.destroy(); }

@@ -1,7 +1,7 @@
 //! @file StepGraph: the adaptive step recorded as a CUDA graph that chooses its own dt
 //! (Backend::capture_step_graph, run_step_graph; docs/gpu-step.md).
 //!
-//!   [the inputs of the state] -> while (loop) { [the evaluation] -> clock -> [the stages] }
+//!   [the inputs of the state] -> while (loop) { ([the evaluation] -> clock -> [the stages]) x S }
 //!
 //! The clock is one thread (step_clock_kernel): from the CFL maximum the evaluation left in
 //! device memory it applies the host's rule (include/cascade/step_clock.hpp: choose_dt, verdict,
@@ -13,10 +13,16 @@
 //! The loop is a conditional node (CUDA 12.4 and later) whose body is recorded by stream
 //! capture, cuFFT's kernels with it. (A conditional node around the stages instead cost some
 //! 7 us a step at 256^2.) The step's own kernels are launched chained (chained.cuh).
+//! S steps an iteration (steps_per_iteration; the loop's iteration costs some 3.6 us on an
+//! H100): once the clock has ended the launch (StepGraphState::live), the steps left in the
+//! iteration are not taken (go = 0), as a step whose verdict is not Go. Only where no kernel of
+//! a step changes the state or the budget unless its clock says go: the stages' and the white
+//! noise's kernels do not (Clocked), the evaluation's only transform the work fields.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -33,20 +39,23 @@ struct StepGraphState {
   double t_output;
   long max_steps;
   long taken;  //!< steps taken in this launch
+  int live;    //!< 1 until the clock ends the launch: later steps of the iteration are not taken
 };
 
 namespace step_graph_kernels {
 
 //! The clock after an evaluation (launched chained): take the step the CFL maximum allows (or
-//! mark it not taken: go = 0), and say whether another follows it (`loop`: this one did not land
-//! on the output time, and fewer than max_steps were taken).
+//! mark it not taken: go = 0), and say whether another follows it (`loop` and live: this one did
+//! not land on the output time, and fewer than max_steps were taken). After the launch has ended
+//! (live 0: a later step of the same iteration) it takes none, and reads no maximum, which no
+//! evaluation made.
 template <class Real>
 __global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule,
                                   cudaGraphConditionalHandle loop) {
   cuda_launch::wait_for_previous();
   cuda_launch::let_next_launch();
   bool take = false;
-  if (s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
+  if (s->live && s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
     const double rate = double(*max_rate);
     const DtChoice c = choose_dt(rule.policy, rate, s->k.dt_prev, s->k.t, s->t_output);
     if (verdict(rule, c, rate, s->k.t) == StepVerdict::Go) {
@@ -56,7 +65,9 @@ __global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepR
     }
   }
   s->k.go = take ? 1 : 0;
-  cudaGraphSetConditional(loop, take && !s->k.lands && s->taken < s->max_steps ? 1u : 0u);
+  const bool more = take && !s->k.lands && s->taken < s->max_steps;
+  s->live = more ? 1 : 0;
+  cudaGraphSetConditional(loop, more ? 1u : 0u);
 }
 
 //! The clock of a step the host chose (StepGraph::set_clock), by value.
@@ -117,10 +128,11 @@ class StepGraph {
   }
 
   //! Record the step on `stream` (see the file's comment); `inputs`, `evaluation` and `stages`
-  //! queue their work on it. RunError where the device refuses the graph (nothing is left
-  //! recorded then).
+  //! queue their work on it, `steps_per_iteration` times the last two (see the file's comment).
+  //! RunError where the device refuses the graph (nothing is left recorded then).
   void record(cudaStream_t stream, const StepRule& rule, const std::function<void()>& inputs,
-              const std::function<void()>& evaluation, const std::function<void()>& stages) {
+              const std::function<void()>& evaluation, const std::function<void()>& stages,
+              int steps_per_iteration = 1) {
     destroy();
     allocate();
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -135,10 +147,12 @@ class StepGraph {
       cudaGraph_t body = add_conditional(stream, loop, cudaGraphCondTypeWhile);
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
       begin(stream, body);
-      evaluation();
-      cuda_launch::launch_chained(chained_, step_graph_kernels::step_clock_kernel<Real>, dim3(1), dim3(1), 0, stream,
-                                  d_state_, static_cast<const Real*>(d_max_), rule, loop);
-      stages();
+      for (int i = 0; i < std::max(1, steps_per_iteration); ++i) {
+        evaluation();
+        cuda_launch::launch_chained(chained_, step_graph_kernels::step_clock_kernel<Real>, dim3(1), dim3(1), 0, stream,
+                                    d_state_, static_cast<const Real*>(d_max_), rule, loop);
+        stages();
+      }
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
       CASCADE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
     } catch (...) {
@@ -164,6 +178,7 @@ class StepGraph {
     h_state_->t_output = t_output;
     h_state_->max_steps = max_steps;
     h_state_->taken = 0;
+    h_state_->live = 1;
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, sizeof(StepGraphState), cudaMemcpyHostToDevice, stream));
     CASCADE_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_state_, d_state_, sizeof(StepGraphState), cudaMemcpyDeviceToHost, stream));
