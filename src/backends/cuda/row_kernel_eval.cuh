@@ -240,20 +240,21 @@ class RowKernelEval {
 
  private:
   //! The row kernel for rows of 2^log2_ points: of a constant length from 2^7 to 2^9 (the
-  //! grouped rows of small grids), else the length read at run time.
+  //! grouped rows of small grids) in the blocks make() gives them (radix 16: 32 threads where
+  //! narrow, else 128; radix 4: a row's quarter of its points, 32 to 128), else the length read
+  //! at run time. Only those are compiled.
   template <int THREADS>
   auto kernel_for() const {
     using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
     if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
-    if constexpr (THREADS == 32 || THREADS == 64 || THREADS == 128) {
-      if (rb_ == 2) {
-        switch (log2_) {
-          case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7, 2>);
-          case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8, 2>);
-          case 9: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 9, 2>);
-          default: break;
-        }
-      }
+    if (rb_ == 2) {
+      if constexpr (THREADS == 32) if (log2_ == 7) return Kernel(cuda_launch::row_products_kernel<32, true, Real, 7, 2>);
+      if constexpr (THREADS == 64) if (log2_ == 8) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 8, 2>);
+      if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 2>);
+      throw RunError("the row kernel has no radix-4 blocks of " + std::to_string(THREADS) + " threads for rows of " +
+                     std::to_string(1 << log2_) + " points");
+    }
+    if constexpr (THREADS == 32 || THREADS == 128) {
       switch (log2_) {
         case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7>);
         case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8>);
