@@ -10,11 +10,13 @@
 //!   - the forward transforms of the products' columns: the decimation-in-frequency stages of
 //!     row_fft (exponent +1) on the conjugated values, whose conjugate is the forward transform
 //!     (exponent -1), left in digit-reversed order (dif_frequency gives each position's ky);
+//!     the first stage's butterflies read their points from global memory (the load);
 //!   - at each position, a functor of the mode (ky, kx): the fused stage (FusedStage: the
 //!     nonlinear term, forcing, integrating factor, the state S updated, the next stage's
 //!     velocity spectra), with the energy budget's sums of S on the first stage of a step;
 //!   - the inverse transforms back to y (the decimation-in-time stages of row_fft, exponent -1,
-//!     on the conjugated spectra, conjugated again), stored over the tile's columns.
+//!     on the conjugated spectra, conjugated again), the last stage's butterflies storing
+//!     their points over the tile's columns.
 //! So the spectral state is read and written once a stage, with the products' and the next
 //! inputs' columns, and nothing else moves through memory between the row kernel's launches.
 //! Two more passes: the inputs of the state (velocity from S at each mode, then the inverse
@@ -77,49 +79,11 @@ struct ColumnTile {
   CASCADE_HD Cx<Real>* column(int f, int c) const { return s + std::size_t(f * columns + c) * column_stride(n); }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
-  //! The tile's columns of a and b (member's fields), conjugated, into shared memory; the
-  //! columns past `valid` zero. Thread t of dt takes elements t, t + dt, ... with c fastest
-  //! (adjacent threads read adjacent columns: C elements of a row in one transaction).
-  CASCADE_HD void load(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
-    const int count = n * columns;
-    constexpr int kInFlight = 4;  // loads a thread issues before it places the first
-    for (int e0 = t0; e0 < count; e0 += kInFlight * dt) {
-      Cx<Real> va[kInFlight], vb[kInFlight];
-      CASCADE_UNROLL
-      for (int u = 0; u < kInFlight; ++u) {
-        const int e = e0 + u * dt, c = e & (columns - 1), y = e / columns;
-        va[u] = vb[u] = Cx<Real>{Real(0), Real(0)};
-        if (e < count && c < valid) {
-          const std::size_t g = std::size_t(y) * std::size_t(ld) + std::size_t(first_column + c);
-          va[u] = a[g];
-          vb[u] = b[g];
-        }
-      }
-      CASCADE_UNROLL
-      for (int u = 0; u < kInFlight; ++u) {
-        const int e = e0 + u * dt, c = e & (columns - 1), y = e / columns;
-        if (e >= count) break;
-        column(0, c)[row_fft::pad(y)] = conj(va[u]);
-        column(1, c)[row_fft::pad(y)] = conj(vb[u]);
-      }
-    }
-  }
-  //! The tile back, conjugated, over the valid columns of a and b.
-  CASCADE_HD void store(int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
-    const int count = n * columns;
-    for (int e = t0; e < count; e += dt) {
-      const int c = e & (columns - 1), y = e / columns;
-      if (c >= valid) continue;
-      const std::size_t g = std::size_t(y) * std::size_t(ld) + std::size_t(first_column + c);
-      a[g] = conj(column(0, c)[row_fft::pad(y)]);
-      b[g] = conj(column(1, c)[row_fft::pad(y)]);
-    }
-  }
   //! Stage i of the decimation in frequency (kInverse: exponent +1, row_fft's inverse) or the
   //! decimation in time that undoes it, over all 2C columns: a column's butterflies on
   //! min(n/16, dt) threads, the columns spread over the groups of them.
   template <bool kDif>
-  CASCADE_HD void stage(int i, int t0, int dt) const {
+  CASCADE_HD_INLINE void stage(int i, int t0, int dt) const {
     const int per = (n >> rb) < dt ? (n >> rb) : dt;  // threads a column (n / 2^rb >= 1)
     const int groups = dt / per, g = t0 / per;
     if (g >= groups) return;
@@ -127,12 +91,60 @@ struct ColumnTile {
     for (int col = g; col < 2 * columns; col += groups)
       row_fft::stage<kDif>(bits, s + std::size_t(col) * column_stride(n), tw, n, n, L, t0 % per, per);
   }
+  //! The load folded into the first stage of the decimation in frequency (blocks of n): each
+  //! butterfly gathers its points from the field in global memory, conjugated, and leaves its
+  //! outputs in shared memory. The items (butterfly, field, column) go column fastest, so that
+  //! adjacent threads read adjacent columns of a row. The columns past `valid` are left as they
+  //! are: no pass reads them.
+  CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
+    switch (row_fft::stage_bits_of(m, 0, rb)) {
+      case 1: return load_first_stage<2>(t0, dt, a, b);
+      case 2: return load_first_stage<4>(t0, dt, a, b);
+      case 3: return load_first_stage<8>(t0, dt, a, b);
+      default: return load_first_stage<16>(t0, dt, a, b);
+    }
+  }
+  //! The store folded into the last stage of the decimation in time (the one that undoes the
+  //! first above): its outputs, conjugated, over the valid columns of a and b.
+  CASCADE_HD_INLINE void last_stage_store(int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
+    switch (row_fft::stage_bits_of(m, 0, rb)) {
+      case 1: return last_stage_store<2>(t0, dt, a, b);
+      case 2: return last_stage_store<4>(t0, dt, a, b);
+      case 3: return last_stage_store<8>(t0, dt, a, b);
+      default: return last_stage_store<16>(t0, dt, a, b);
+    }
+  }
+  template <int R>
+  CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
+    const int fields = 2 * columns, count = fields * (n / R);
+    for (int e = t0; e < count; e += dt) {
+      const int f = (e & (fields - 1)) / columns, c = e & (columns - 1);
+      if (c >= valid) continue;
+      const Cx<Real>* g = (f ? b : a) + first_column + c;
+      const std::size_t row = std::size_t(ld);
+      row_fft::dif_butterfly_from<R>([g, row](int y) { return conj(g[std::size_t(y) * row]); }, column(f, c), tw, n,
+                                     n, e / fields);
+    }
+  }
+  template <int R>
+  CASCADE_HD_INLINE void last_stage_store(int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
+    const int fields = 2 * columns, count = fields * (n / R);
+    for (int e = t0; e < count; e += dt) {
+      const int f = (e & (fields - 1)) / columns, c = e & (columns - 1);
+      if (c >= valid) continue;
+      Cx<Real>* g = (f ? b : a) + first_column + c;
+      const std::size_t row = std::size_t(ld);
+      row_fft::dit_butterfly_to<R>(column(f, c), tw, n, n, e / fields,
+                                   [g, row](int y, Cx<Real> z) { g[std::size_t(y) * row] = conj(z); });
+    }
+  }
+
   //! Each position of the valid columns after the decimation in frequency: fn(c, ky index, a, b)
   //! on the two fields' spectra there (conjugated back: the forward transforms' values; what fn
   //! leaves, conjugated, is what the decimation in time takes). Returns what fn returns, summed.
   //! Adjacent threads take adjacent columns of one position (one row of the state).
   template <class R, class Fn>
-  CASCADE_HD R each_mode(int t0, int dt, const Fn& fn) const {
+  CASCADE_HD_INLINE R each_mode(int t0, int dt, const Fn& fn) const {
     R acc{};
     const int count = n * columns;
     for (int e = t0; e < count; e += dt) {
@@ -149,10 +161,12 @@ struct ColumnTile {
   }
 };
 
-//! A pass over a tile as phases between barriers (the kernel's body, and the host's emulation):
-//!   Stage:   load, DIF stages, each mode (fn), DIT stages back, store;
-//!   Inputs:  each mode (fn writes it), DIT stages, store;
-//!   Forward: load, DIF stages, each mode (fn reads it).
+//! A pass over a tile as phases between barriers (the kernel's body, and the host's emulation),
+//! the load folded into the first stage of the decimation in frequency and the store into the
+//! last of the decimation in time (S stages, S >= 1):
+//!   Stage:   load + DIF 0, DIF 1..S-1, each mode (fn), DIT S-1..1, DIT 0 + store;
+//!   Inputs:  each mode (fn writes it), DIT S-1..1, DIT 0 + store;
+//!   Forward: load + DIF 0, DIF 1..S-1, each mode (fn reads it).
 //! fn(c, j, a, b) returns R (added up: the budget's sums), R{} where nothing is summed.
 template <class Real, class R, class Fn>
 struct ColumnPhases {
@@ -160,30 +174,34 @@ struct ColumnPhases {
   ColumnPass pass;
   Fn fn;
 
-  CASCADE_HD int count() const {
-    const int S = tile.stages();
-    return pass == ColumnPass::Stage ? 2 * S + 3 : S + 2;
+  //! The phases of a pass over columns of S stages.
+  CASCADE_HD static constexpr int phases(ColumnPass pass, int S) {
+    return pass == ColumnPass::Stage ? 2 * S + 1 : S + 1;
   }
-  //! Phase p of thread t0 of dt; returns fn's sum over the modes it took (each_mode), else R{}.
-  CASCADE_HD R run(int p, int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
+  //! The phase of each mode: the only one whose fn is called, and so the only one that sums.
+  CASCADE_HD static constexpr int mode_phase(ColumnPass pass, int S) { return pass == ColumnPass::Inputs ? 0 : S; }
+  CASCADE_HD int count() const { return phases(pass, tile.stages()); }
+  CASCADE_HD int mode_phase() const { return mode_phase(pass, tile.stages()); }
+
+  //! Phase p of thread t0 of dt; returns fn's sum over the modes it took (mode_phase), else R{}.
+  CASCADE_HD_INLINE R run(int p, int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
     const int S = tile.stages();
-    if (pass == ColumnPass::Inputs) {
-      if (p == 0) return tile.template each_mode<R>(t0, dt, fn);
-      if (p <= S) tile.template stage<false>(S - p, t0, dt);  // DIT: the last DIF stage's first
-      else tile.store(t0, dt, a, b);
-      return R{};
+    if (pass != ColumnPass::Inputs) {
+      if (p == 0) {
+        tile.load_first_stage(t0, dt, a, b);
+        return R{};
+      }
+      if (p < S) {
+        tile.template stage<true>(p, t0, dt);
+        return R{};
+      }
+      if (p == S) return tile.template each_mode<R>(t0, dt, fn);
+      p -= S;  // as in the Inputs pass from here
+    } else if (p == 0) {
+      return tile.template each_mode<R>(t0, dt, fn);
     }
-    if (p == 0) {
-      tile.load(t0, dt, a, b);
-      return R{};
-    }
-    if (p <= S) {
-      tile.template stage<true>(p - 1, t0, dt);
-      return R{};
-    }
-    if (p == S + 1) return tile.template each_mode<R>(t0, dt, fn);
-    if (p <= 2 * S + 1) tile.template stage<false>(2 * S + 1 - p, t0, dt);
-    else tile.store(t0, dt, a, b);
+    if (p < S) tile.template stage<false>(S - p, t0, dt);  // DIT S-1 first
+    else tile.last_stage_store(t0, dt, a, b);
     return R{};
   }
 };

@@ -151,13 +151,15 @@ struct ButterflyPlace {
   CASCADE_HD ButterflyPlace(int L, int t) : M(L / R), n1(t & (L / R - 1)), base((t / (L / R)) * L + (t & (L / R - 1))) {}
 };
 
-template <int R, class Real>
-CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+//! in(i) gives point i (dif_butterfly: shared memory; the column kernel's first stage: the
+//! field in global memory).
+template <int R, class Real, class In>
+CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
   const ButterflyPlace<R> b(L, t);
   const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
-  for (int j = 0; j < R; ++j) x[j] = s[pad(base + M * j)];
+  for (int j = 0; j < R; ++j) x[j] = in(base + M * j);
   dft<R, +1>(x);
   Cx<Real> y[R];
 CASCADE_UNROLL
@@ -166,11 +168,17 @@ CASCADE_UNROLL
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) s[pad(base + M * q)] = y[q];
 }
+template <int R, class Real>
+CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+  dif_butterfly_from<R>([s](int i) { return s[pad(i)]; }, s, tw, n, L, t);
+}
 
 //! Butterfly t of the decimation-in-time stage (exponent -1: the forward transform) that
 //! undoes dif_butterfly's stage of the same L (times R): conjugate twiddles, then the DFT.
-template <int R, class Real>
-CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+//! out(i, z) takes point i (dit_butterfly: shared memory; the column kernel's last stage: the
+//! field in global memory).
+template <int R, class Real, class Out>
+CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t, const Out& out) {
   const ButterflyPlace<R> b(L, t);
   const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
@@ -179,7 +187,11 @@ CASCADE_UNROLL
   if (M > 1) twiddle<R, -1>(x, tw, n, n / L, n1);
   dft<R, -1>(x);
 CASCADE_UNROLL
-  for (int j = 0; j < R; ++j) s[pad(base + M * j)] = x[bit_reverse<R>(j)];
+  for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
+}
+template <int R, class Real>
+CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
+  dit_butterfly_to<R>(s, tw, n, L, t, [s](int i, Cx<Real> z) { s[pad(i)] = z; });
 }
 
 template <bool kInverse, int R, class Real>

@@ -6,8 +6,12 @@
 
 #if defined(__CUDACC__)
 #define CASCADE_HD __host__ __device__
+//! A function that must be inlined into its kernel (a kernel's phase: as a call it costs the
+//! kernel its registers across the call, and ptxas minutes).
+#define CASCADE_HD_INLINE __host__ __device__ __forceinline__
 #else
 #define CASCADE_HD
+#define CASCADE_HD_INLINE inline
 #endif
 
 namespace cascade {

@@ -28,9 +28,32 @@ namespace cuda_launch {
 //! Blocks a multiprocessor keeps at once, which bounds the registers a thread: in double two
 //! blocks of 256 threads (<= 128 registers; three spill, 256² × 256 lost 15%), in single three
 //! (<= 85; 128² × 1024 went from 492,000 to 536,000 member-steps/s, H100), blocks of 512 one.
-template <int THREADS, class Real>
+//! Radix 4 (RB = 2), taken only where every tile has a multiprocessor of its own: one, so that
+//! its stage with the budget's sums (144 registers in double) does not spill.
+template <int THREADS, class Real, int RB = 4>
 constexpr int column_blocks_per_sm() {
+  if (RB == 2) return 1;
   return THREADS <= 256 ? (sizeof(Real) == 4 ? 3 : 2) : 1;
+}
+
+//! Phase p of a column pass (column_kernel), then the barrier. Only the phase of each mode
+//! (`modes`) sums anything: its sums are added up over the block at once (to
+//! partials[member][tile]), so that they hold no registers through the other phases.
+template <int THREADS, bool kSums, class Phases, class Real>
+__device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Complex<Real>* a, Complex<Real>* b,
+                                          SpectralSums* partials, int member) {
+  if (p != modes) {
+    ph.run(p, threadIdx.x, THREADS, a, b);
+  } else if constexpr (kSums) {
+    const SpectralSums mine = ph.run(p, threadIdx.x, THREADS, a, b);
+    using Reduce = cub::BlockReduce<SpectralSums, THREADS>;
+    __shared__ typename Reduce::TempStorage temp;
+    const SpectralSums total = Reduce(temp).Reduce(mine, AddOp{});
+    if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = total;
+  } else {
+    ph.run(p, threadIdx.x, THREADS, a, b);
+  }
+  __syncthreads();
 }
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
@@ -44,7 +67,7 @@ constexpr int column_blocks_per_sm() {
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
 //! RB: log2 of the stages' radix (4, or 2 for columns of a constant length).
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4>
-__global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>())
+__global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
                   Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
@@ -56,10 +79,10 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
                                            : std::is_same_v<Op, InputsOfColumns<Real>> ? column_fft::ColumnPass::Inputs
                                                                                        : column_fft::ColumnPass::Forward;
   static_assert(RB == 4 || M > 0, "radix 4 is for columns of a constant length");
+  tile.rb = RB;
   if constexpr (M > 0) {
     tile.n = 1 << M;
     tile.m = M;
-    tile.rb = RB;
   }
   const int member = blockIdx.y;
   const bool go = !clock || clock->go;
@@ -75,25 +98,16 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real>()
     }
     Complex<Real>* const am = a + std::size_t(member) * member_size;
     Complex<Real>* const bm = b + std::size_t(member) * member_size;
-    const column_fft::ColumnPhases<Real, R, Op> ph{tile, kPass, op};
-    R acc{};
-    const auto phase = [&](int p) {
-      acc = acc + ph.run(p, threadIdx.x, THREADS, am, bm);
-      __syncthreads();
-    };
-    if constexpr (M > 0) {  // ColumnPhases::count
+    using Phases = column_fft::ColumnPhases<Real, R, Op>;
+    const Phases ph{tile, kPass, op};
+    if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
-      constexpr int kPhases = kPass == column_fft::ColumnPass::Stage ? 2 * kStages + 3 : kStages + 2;
+      constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
 #pragma unroll
-      for (int p = 0; p < kPhases; ++p) phase(p);
+      for (int p = 0; p < kPhases; ++p) run_phase<THREADS, kSums>(ph, p, kModes, am, bm, partials, member);
     } else {
-      for (int p = 0; p < ph.count(); ++p) phase(p);
-    }
-    if constexpr (kSums) {
-      using Reduce = cub::BlockReduce<SpectralSums, THREADS>;
-      __shared__ typename Reduce::TempStorage temp;
-      const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
-      if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = total;
+      const int modes = ph.mode_phase();
+      for (int p = 0; p < ph.count(); ++p) run_phase<THREADS, kSums>(ph, p, modes, am, bm, partials, member);
     }
   } else if constexpr (kSums) {  // a step not taken: adds nothing
     if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = SpectralSums{};
@@ -149,10 +163,13 @@ class ColumnKernelEval {
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
     // One field's columns of a constant length whose tiles (one column each) leave
-    // multiprocessors without two blocks: radix 4, a thread for each four points of a column,
-    // so that each thread's chain is shorter (with the rows: row_kernel_eval.cuh); an
-    // ensemble's keep radix 16, whose fewer phases won wherever measured.
-    rb_ = members_ == 1 && !wide_ && m_ >= 7 && m_ <= 9 && tiles_ < 2 * sms ? 2 : 4;
+    // multiprocessors idle: radix 4, a thread for each four points of a column, so that each
+    // thread's chain is shorter (with the rows: row_kernel_eval.cuh). Where there are more
+    // tiles than multiprocessors (512² in double: 171 tiles), radix 16, whose kernels run two
+    // blocks a multiprocessor (0.103 ms a step against 0.114, H100), and an ensemble's, whose
+    // fewer phases won wherever measured.
+    const int radix4_tiles = cuda_launch::column_blocks_per_sm<kThreads, Real, 2>() * sms;
+    rb_ = members_ == 1 && !wide_ && m_ >= 7 && m_ <= 9 && tiles_ < radix4_tiles ? 2 : 4;
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
