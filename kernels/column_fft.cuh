@@ -81,7 +81,7 @@ struct ColumnTile {
 
   //! Stage i of the decimation in frequency (kInverse: exponent +1, row_fft's inverse) or the
   //! decimation in time that undoes it, over all 2C columns: a column's butterflies on
-  //! min(n/16, dt) threads, the columns spread over the groups of them.
+  //! min(n / 2^rb, dt) threads (one a butterfly), the columns spread over the groups of them.
   template <bool kDif>
   CASCADE_HD_INLINE void stage(int i, int t0, int dt) const {
     const int per = (n >> rb) < dt ? (n >> rb) : dt;  // threads a column (n / 2^rb >= 1)
