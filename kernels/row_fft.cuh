@@ -11,20 +11,22 @@
 //!
 //! One row, length n = 2^m (16 <= n <= 8192 in shared memory, longer rows in parts: RowPhases;
 //! a sixteenth as many threads as points, 32 at least; a quarter as many in radix 4, which the
-//! kernels of constant size take for one field's rows of 128 to 512 points, where a thread's
-//! chain of instructions is the step's time):
+//! kernels of constant size take for one field's rows of 128 and 256 points, an eighth in radix
+//! 8, which they take for rows of 512, where a thread's chain of instructions is the step's
+//! time):
 //!   - the two real rows travel as one complex row z = u + i v: its spectrum is
 //!     Z[k] = A[k] + i B[k], Z[n-k] = conj(A[k]) + i conj(B[k]) (A, B the half spectra; the
 //!     imaginary parts of A[0], B[0] dropped, as a C2R transform does);
 //!   - the inverse FFT is decimation in frequency (radix 16, the first stage radix 2, 4 or 8
-//!     where m - 4 is not a multiple of 4; or radix 4, the first stage radix 2 where m is odd),
+//!     where m - 4 is not a multiple of 4; or radix 4, the first stage radix 2 where m is odd;
+//!     or radix 8, the first stage radix 2 or 4 where m is not a multiple of 3),
 //!     in place in shared memory, so that it leaves z in digit-reversed order; the products are
 //!     pointwise and do not care;
 //!   - the forward FFT of w = uv + i (v^2 - u^2) runs the same stages backwards (decimation in
 //!     time, conjugate twiddles), from digit-reversed order back to natural order:
 //!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
 //!   - the last inverse stage, the products and the first forward stage are one pass in
-//!     registers (each thread holds 16, or 4, consecutive points of z);
+//!     registers (each thread holds 16, 8 or 4 consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
 //!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements).
 //! The stages are CASCADE_HD functions of (row buffer, butterfly index), so that the host can
@@ -201,8 +203,8 @@ CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, 
 }
 
 //! A transform of 2^m points is made of stages of radix 2^rb (rb = 4, radix 16, but for the
-//! kernels of constant size, which may take radix 4: more threads a transform, a shorter chain
-//! a thread), the first of a smaller radix where m - rb is not a multiple of rb, the last of
+//! kernels of constant size, which may take radix 4 or 8: more threads a transform, a shorter
+//! chain a thread), the first of a smaller radix where m - rb is not a multiple of rb, the last of
 //! them the pass in registers (middle).
 //! The radix (as log2) of the first stage of a transform of 2^m points (0: none of its own).
 CASCADE_HD constexpr int first_stage_bits(int m, int rb = 4) { return (m - rb) % rb; }
@@ -257,7 +259,7 @@ CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, 
   }
 }
 
-//! The middle pass, butterfly t (R = 16, or 4, consecutive points): the last inverse stage,
+//! The middle pass, butterfly t (R = 16, 8 or 4 consecutive points): the last inverse stage,
 //! Basdevant's products of z = u + i v into w = u v + i (v^2 - u^2), and the first forward
 //! stage. Returns the largest CFL speed of the R points (NaN-propagating).
 template <int R, class Real>
@@ -285,13 +287,15 @@ CASCADE_UNROLL
   return rate;
 }
 //! The middle pass over the butterflies t0, t0 + dt, ... of a transform of len points whose
-//! stages are of radix 2^rb (4 or 2).
+//! stages are of radix 2^rb (4, 3 or 2).
 template <class Real>
 CASCADE_HD inline Real middle_pass(int rb, Cx<Real>* s, int len, int t0, int dt, CflSpeed<Real> speed) {
   Real rate = MaxOp<Real>::identity();
   const MaxOp<Real> op;
   if (rb == 2) {
     for (int t = t0; t < len / 4; t += dt) rate = op(rate, middle<4>(s, t, speed));
+  } else if (rb == 3) {
+    for (int t = t0; t < len / 8; t += dt) rate = op(rate, middle<8>(s, t, speed));
   } else {
     for (int t = t0; t < len / 16; t += dt) rate = op(rate, middle<16>(s, t, speed));
   }

@@ -377,6 +377,13 @@ TEST(RowFft, HostEmulationRadixFour) {
   check_row_products<double>(512, 31u, 1e-13, 2, 2);
 }
 
+TEST(RowFft, HostEmulationRadixEight) {
+  // Radix 8, which the rows of 512 points take (three stages of 8): a first stage of radix 2
+  // or 4 where m is not a multiple of 3, or none (the pass in registers alone: 8 points).
+  for (int n : {8, 16, 32, 64, 128, 256, 512}) check_row_products<double>(n, 37u + n, 1e-13, 1, 3);
+  check_row_products<float>(512, 41u, 2e-6, 1, 3);
+}
+
 TEST(RowFft, HostEmulationSplitRows) {
   // Rows longer than the transform in shared memory: in 2 or 4 parts.
   for (int split : {2, 4})

@@ -140,6 +140,11 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
     rows_and_columns_agree<double>(deck(base + stepper + "}\n"), 200, 1e-10);
   }
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
+  // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double).
+  rows_and_columns_agree<double>(deck("grid: {nx: 512, ny: 128, ly: 0.25}\nphysics: {nu: 5e-4}\n"
+                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
+                                      "initial: {type: random, k0: 6, seed: 5}\n"),
+                                 40, 1e-10);
   // Tiles of one column of 4096 points, and of 32 columns of 16, rows of 16 points.
   rows_and_columns_agree<double>(deck("grid: {nx: 64, ny: 4096, ly: 16.0}\nphysics: {nu: 1e-3}\n"
                                       "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n"
@@ -225,8 +230,8 @@ TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
 
 // The GPU's row kernel (kernels/row_fft.cuh) against the plain transforms: every radix
 // sequence (nx = 2^4 .. 2^13: first stages of radix 16, 2, 4 and 8, one to three stages before
-// the pass in registers), rows more and fewer than the blocks, and the callbacks in the passes
-// over the columns. The advective form has no row kernel: its cases run the pruned passes.
+// the pass in registers; one field's rows of 128 and 256 points in radix 4, of 512 in radix 8),
+// rows more and fewer than the blocks, and the callbacks in the passes over the columns. The advective form has no row kernel: its cases run the pruned passes.
 TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const std::pair<int, int> sizes[] = {{16, 24}, {32, 32}, {64, 48}, {128, 96}, {256, 40},

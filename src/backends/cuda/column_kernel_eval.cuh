@@ -167,9 +167,12 @@ class ColumnKernelEval {
     // thread's chain is shorter (with the rows: row_kernel_eval.cuh). Where there are more
     // tiles than multiprocessors (512² in double: 171 tiles), radix 16, whose kernels run two
     // blocks a multiprocessor (0.103 ms a step against 0.114, H100), and an ensemble's, whose
-    // fewer phases won wherever measured.
+    // fewer phases won wherever measured. In double, 128-point columns take radix 16 too
+    // (0.0443 ms a step against 0.0455 at 128², H100; in single radix 4 wins there). Radix 8
+    // lost to both at 128² to 512² (256² in double 0.0506 ms).
     const int radix4_tiles = cuda_launch::column_blocks_per_sm<kThreads, Real, 2>() * sms;
-    rb_ = members_ == 1 && !wide_ && m_ >= 7 && m_ <= 9 && tiles_ < radix4_tiles ? 2 : 4;
+    const int radix4_from = std::is_same_v<Real, double> ? 8 : 7;
+    rb_ = members_ == 1 && !wide_ && m_ >= radix4_from && m_ <= 9 && tiles_ < radix4_tiles ? 2 : 4;
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });

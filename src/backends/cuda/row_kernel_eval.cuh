@@ -42,7 +42,7 @@ constexpr int row_blocks_per_sm() {
 //! M > 0 (grouped rows of 2^M points): the row's length, its kept columns and its phases are
 //! constants, so that the index arithmetic and the dispatch between phases are compiled away
 //! (a small grid's step is one warp's chain of instructions: docs/gpu-step.md).
-//! RB: log2 of the stages' radix (4, or 2 for rows of a constant length).
+//! RB: log2 of the stages' radix (4, or 2 or 3 for rows of a constant length).
 //! Launched chained (chained.cuh) in the step on the device (StepGraph).
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   wait_for_previous();
   let_next_launch();
   static_assert(M == 0 || kGrouped, "rows of a constant length are the grouped rows");
-  static_assert(RB == 4 || M > 0, "radix 4 is for rows of a constant length");
+  static_assert(RB == 4 || M > 0, "radix 4 and 8 are for rows of a constant length");
   if constexpr (M > 0) {
     ph.n = 1 << M;
     ph.m = M;
@@ -178,9 +178,12 @@ class RowKernelEval {
     // in single). An ensemble's rows keep radix 16, whose fewer phases won wherever measured
     // (256^2 x 256: 112,500 against 91,800 member-steps/s; 256^2 x 16 75,000 against 60,000;
     // with these rows alone in radix 4, 256^2 x 4 lost 8% and 128^2 x 64 in single 15%).
-    rb_ = members == 1 && narrow_ && log2_ >= 7 && log2_ <= 9 ? 2 : 4;
-    // Narrow blocks: a row's threads (a quarter of its points in radix 4), 32 at least.
-    narrow_threads_ = rb_ == 2 ? std::max(32, std::min(128, (1 << log2_) >> 2)) : 32;
+    // Rows of 512 points take radix 8 (three stages of 8, the last the pass in registers):
+    // 0.098 ms a step at 512² in double against radix 4's 0.102 (128² and 256² lost with it).
+    rb_ = members == 1 && narrow_ && log2_ >= 7 && log2_ <= 9 ? (log2_ == 9 ? 3 : 2) : 4;
+    // Narrow blocks: a row's threads (a quarter of its points in radix 4, an eighth in radix
+    // 8), 32 at least.
+    narrow_threads_ = rb_ != 4 ? std::max(32, std::min(128, (1 << log2_) >> rb_)) : 32;
     smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? narrow_threads_ : 0, rb_)) *
             std::size_t(row_fft::padded_size(1 << log2_));
     switch (log2_) {
@@ -241,16 +244,20 @@ class RowKernelEval {
  private:
   //! The row kernel for rows of 2^log2_ points: of a constant length from 2^7 to 2^9 (the
   //! grouped rows of small grids) in the blocks make() gives them (radix 16: 32 threads where
-  //! narrow, else 128; radix 4: a row's quarter of its points, 32 to 128), else the length read
-  //! at run time. Only those are compiled.
+  //! narrow, else 128; radix 4: a row's quarter of its points, 32 or 64; radix 8 at 2^9: 64),
+  //! else the length read at run time. Only those are compiled.
   template <int THREADS>
   auto kernel_for() const {
     using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
     if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
+    if (rb_ == 3) {
+      if constexpr (THREADS == 64) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 9, 3>);
+      throw RunError("the row kernel has no radix-8 blocks of " + std::to_string(THREADS) + " threads for rows of " +
+                     std::to_string(1 << log2_) + " points");
+    }
     if (rb_ == 2) {
       if constexpr (THREADS == 32) if (log2_ == 7) return Kernel(cuda_launch::row_products_kernel<32, true, Real, 7, 2>);
       if constexpr (THREADS == 64) if (log2_ == 8) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 8, 2>);
-      if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 2>);
       throw RunError("the row kernel has no radix-4 blocks of " + std::to_string(THREADS) + " threads for rows of " +
                      std::to_string(1 << log2_) + " points");
     }
@@ -283,7 +290,7 @@ class RowKernelEval {
 
   int nx_ = 0, ny_ = 0, log2_ = 0;
   bool narrow_ = false;  //!< blocks of a row's threads (32 at least) for short rows (make)
-  int narrow_threads_ = 32;  //!< threads a narrow block (a row's: radix 4 takes more)
+  int narrow_threads_ = 32;  //!< threads a narrow block (a row's: radix 4 and 8 take more)
   int rb_ = 4;               //!< log2 of the radix of the stages of rows of a constant length
   std::size_t smem_ = 0;
   int blocks_ = 1;
