@@ -515,19 +515,15 @@ TEST(Ensemble, CpuAndGpuAgree) {
   EXPECT_LE(diff, 1e-10 * scale);
 }
 
-//! Rows and columns over a batch that fills the GPU: 128 members of 128^2, whose rows (16,384)
-//! and column tiles (5,504) are more than the narrow blocks take, so that the kernels of
-//! constant size run their stages in radix 16 (a single run of this size takes radix 4:
-//! row_kernel_eval.cuh, column_kernel_eval.cuh), against complex pairs (cuFFT) in double.
-TEST(Ensemble, LargeBatchOfRowsAndColumnsAgreesWithComplexPairs) {
-  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
-  const int members = 128;
+//! Rows and columns over a batch of `members` grids of n^2 against complex pairs (cuFFT) in
+//! double, ten fixed steps, the members `check` compared.
+void rows_and_columns_batch_agrees(int n, int members, std::initializer_list<int> check) {
   std::string nu = "[", energy = "[";
   for (int m = 0; m < members; ++m) {
     nu += (m ? ", " : "") + std::to_string(1e-3 * (1 + m % 5));
     energy += (m ? ", " : "") + std::to_string(0.25 + 0.01 * m);
   }
-  const Config c = deck("grid: {nx: 128}\nphysics: {nu: 1.0e-3}\n"
+  const Config c = deck("grid: {nx: " + std::to_string(n) + "}\nphysics: {nu: 1.0e-3}\n"
                         "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
                         "initial: {type: random, k0: 6, energy: 0.5}\n"
                         "ensemble:\n  members: " +
@@ -540,12 +536,12 @@ TEST(Ensemble, LargeBatchOfRowsAndColumnsAgreesWithComplexPairs) {
     Solver<double> s(*b, c, step_request_from(transforms[k], "off"));
     s.initialise();
     EXPECT_EQ(b->step_plan().strategy, k == 0 ? StepStrategy::RowsColumns : StepStrategy::ComplexPairs);
-    for (int n = 0; n < 10; ++n) s.step_fixed(0.005);
+    for (int step = 0; step < 10; ++step) s.step_fixed(0.005);
     out[k] = s.vorticity_hat();
   }
   ASSERT_EQ(out[0].size(), out[1].size());
   const std::size_t per = out[0].size() / members;
-  for (int m : {0, 1, 63, 127}) {
+  for (int m : check) {
     SCOPED_TRACE("member " + std::to_string(m));
     double scale = 0;
     const std::vector<Complex<double>> one(out[1].begin() + std::ptrdiff_t(per * m),
@@ -554,6 +550,17 @@ TEST(Ensemble, LargeBatchOfRowsAndColumnsAgreesWithComplexPairs) {
     EXPECT_GT(scale, 0.0);
     EXPECT_LE(diff, 1e-12 * scale);
   }
+}
+
+//! Rows and columns over a batch that fills the GPU: 128 members of 128^2, whose rows (16,384)
+//! and column tiles (5,504) are more than the narrow blocks take, so that the kernels of
+//! constant size run their stages in radix 16 (a single run of this size takes radix 4:
+//! row_kernel_eval.cuh, column_kernel_eval.cuh); and 8 members of 512^2, whose rows (4,096) and
+//! columns of 512 points run in radix 8.
+TEST(Ensemble, LargeBatchOfRowsAndColumnsAgreesWithComplexPairs) {
+  CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
+  rows_and_columns_batch_agrees(128, 128, {0, 1, 63, 127});
+  rows_and_columns_batch_agrees(512, 8, {0, 3, 7});
 }
 
 }  // namespace

@@ -591,5 +591,14 @@ TEST(ColumnFft, HostEmulationRadixFour) {
   check_column_passes<float>(256, 2, 2, 47u, 2e-6, 256, 2);
 }
 
+TEST(ColumnFft, HostEmulationRadixEight) {
+  // Radix 8, which the columns of 512 points take (three stages of 8), a first stage of radix
+  // 2 or 4 elsewhere; tiles of one to four columns, more threads than butterflies or fewer.
+  for (int n : {8, 16, 32, 64, 128, 256}) check_column_passes<double>(n, 2, 2, 50u + n, 1e-13, 256, 3);
+  check_column_passes<double>(512, 1, 1, 48u, 1e-13, 256, 3);
+  check_column_passes<double>(512, 4, 3, 49u, 1e-13, 256, 3);
+  check_column_passes<float>(512, 4, 4, 51u, 2e-6, 256, 3);
+}
+
 }  // namespace
 }  // namespace cascade

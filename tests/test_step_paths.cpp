@@ -140,10 +140,14 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
     rows_and_columns_agree<double>(deck(base + stepper + "}\n"), 200, 1e-10);
   }
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
-  // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double).
+  // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way.
   rows_and_columns_agree<double>(deck("grid: {nx: 512, ny: 128, ly: 0.25}\nphysics: {nu: 5e-4}\n"
                                       "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
                                       "initial: {type: random, k0: 6, seed: 5}\n"),
+                                 40, 1e-10);
+  rows_and_columns_agree<double>(deck("grid: {nx: 128, ny: 512, ly: 4.0}\nphysics: {nu: 5e-4}\n"
+                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
+                                      "initial: {type: random, k0: 6, seed: 6}\n"),
                                  40, 1e-10);
   // Tiles of one column of 4096 points, and of 32 columns of 16, rows of 16 points.
   rows_and_columns_agree<double>(deck("grid: {nx: 64, ny: 4096, ly: 16.0}\nphysics: {nu: 1e-3}\n"

@@ -29,7 +29,8 @@ namespace cuda_launch {
 //! blocks of 256 threads (<= 128 registers; three spill, 256² × 256 lost 15%), in single three
 //! (<= 85; 128² × 1024 went from 492,000 to 536,000 member-steps/s, H100), blocks of 512 one.
 //! Radix 4 (RB = 2), taken only where every tile has a multiprocessor of its own: one, so that
-//! its stage with the budget's sums (144 registers in double) does not spill.
+//! its stage with the budget's sums (144 registers in double) does not spill. Radix 8 (RB = 3,
+//! columns of 512 points) as radix 16: its stage with the sums takes 126 registers in double.
 template <int THREADS, class Real, int RB = 4>
 constexpr int column_blocks_per_sm() {
   if (RB == 2) return 1;
@@ -168,11 +169,15 @@ class ColumnKernelEval {
     // tiles than multiprocessors (512² in double: 171 tiles), radix 16, whose kernels run two
     // blocks a multiprocessor (0.103 ms a step against 0.114, H100), and an ensemble's, whose
     // fewer phases won wherever measured. In double, 128-point columns take radix 16 too
-    // (0.0443 ms a step against 0.0455 at 128², H100; in single radix 4 wins there). Radix 8
-    // lost to both at 128² to 512² (256² in double 0.0506 ms).
+    // (0.0443 ms a step against 0.0455 at 128², H100; in single radix 4 wins there). Columns of
+    // 512 points take radix 8, one field's or an ensemble's: three stages of 8, as many as radix
+    // 16's (2, 16, 16), with radix 16's blocks a multiprocessor (H100, double: 512² 0.0934 ms a
+    // step against 0.0977; 512² × 4 members 16,500–16,900 against 14,500–15,100 member-steps/s,
+    // × 16 20,500–20,700 against 19,000–19,100). Radix 8 lost at 128² and 256².
     const int radix4_tiles = cuda_launch::column_blocks_per_sm<kThreads, Real, 2>() * sms;
     const int radix4_from = std::is_same_v<Real, double> ? 8 : 7;
-    rb_ = members_ == 1 && !wide_ && m_ >= radix4_from && m_ <= 9 && tiles_ < radix4_tiles ? 2 : 4;
+    if (m_ == 9 && !wide_) rb_ = 3;
+    else rb_ = members_ == 1 && !wide_ && m_ >= radix4_from && m_ <= 8 && tiles_ < radix4_tiles ? 2 : 4;
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
@@ -215,6 +220,10 @@ class ColumnKernelEval {
       fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, M, 2>);
       fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, M, 2>);
     };
+    fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, 9, 3>);
+    fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, 9, 3>);
+    fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, 9, 3>);
+    fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, 9, 3>);
     fixed(std::integral_constant<int, 7>{});
     fixed(std::integral_constant<int, 8>{});
     fixed(std::integral_constant<int, 9>{});
@@ -231,6 +240,7 @@ class ColumnKernelEval {
   //! else the length read at run time.
   template <bool kSums, class Op>
   auto kernel_for() const {
+    if (rb_ == 3 && m_ == 9) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9, 3>;
     if (rb_ == 2) {
       switch (m_) {
         case 7: return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 7, 2>;

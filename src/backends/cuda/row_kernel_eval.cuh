@@ -178,9 +178,11 @@ class RowKernelEval {
     // in single). An ensemble's rows keep radix 16, whose fewer phases won wherever measured
     // (256^2 x 256: 112,500 against 91,800 member-steps/s; 256^2 x 16 75,000 against 60,000;
     // with these rows alone in radix 4, 256^2 x 4 lost 8% and 128^2 x 64 in single 15%).
-    // Rows of 512 points take radix 8 (three stages of 8, the last the pass in registers):
-    // 0.098 ms a step at 512² in double against radix 4's 0.102 (128² and 256² lost with it).
-    rb_ = members == 1 && narrow_ && log2_ >= 7 && log2_ <= 9 ? (log2_ == 9 ? 3 : 2) : 4;
+    // Rows of 512 points take radix 8, one field's or an ensemble's: three stages of 8 (the
+    // last the pass in registers), as many as radix 16's (2, 16, 16) with shorter chains. H100,
+    // double: 512² 0.098 ms a step against radix 4's 0.102; 512² × 16 members 20,500–20,700
+    // against 20,000 member-steps/s with radix 16 (128² and 256² lost with radix 8).
+    rb_ = log2_ == 9 ? 3 : members == 1 && narrow_ && log2_ >= 7 && log2_ <= 8 ? 2 : 4;
     // Narrow blocks: a row's threads (a quarter of its points in radix 4, an eighth in radix
     // 8), 32 at least.
     narrow_threads_ = rb_ != 4 ? std::max(32, std::min(128, (1 << log2_) >> rb_)) : 32;
@@ -252,6 +254,7 @@ class RowKernelEval {
     if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
     if (rb_ == 3) {
       if constexpr (THREADS == 64) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 9, 3>);
+      if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 3>);
       throw RunError("the row kernel has no radix-8 blocks of " + std::to_string(THREADS) + " threads for rows of " +
                      std::to_string(1 << log2_) + " points");
     }
