@@ -235,7 +235,8 @@ TEST(FusedTransforms, ProductsMatchThePlainTransforms) {
 // The GPU's row kernel (kernels/row_fft.cuh) against the plain transforms: every radix
 // sequence (nx = 2^4 .. 2^13: first stages of radix 16, 2, 4 and 8, one to three stages before
 // the pass in registers; one field's rows of 128 and 256 points in radix 4, of 512 in radix 8),
-// rows more and fewer than the blocks, and the callbacks in the passes over the columns. The advective form has no row kernel: its cases run the pruned passes.
+// rows more and fewer than the blocks, and the callbacks in the passes over the columns. The
+// advective form has no row kernel: its cases run the pruned passes.
 TEST(FusedTransforms, RowProductsMatchThePlainTransforms) {
   CASCADE_SKIP_IF_UNAVAILABLE(BackendKind::Cuda);
   const std::pair<int, int> sizes[] = {{16, 24}, {32, 32}, {64, 48}, {128, 96}, {256, 40},
