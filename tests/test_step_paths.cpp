@@ -140,24 +140,24 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
     rows_and_columns_agree<double>(deck(base + stepper + "}\n"), 200, 1e-10);
   }
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
-  // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way.
-  rows_and_columns_agree<double>(deck("grid: {nx: 512, ny: 128, ly: 0.25}\nphysics: {nu: 5e-4}\n"
-                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
-                                      "initial: {type: random, k0: 6, seed: 5}\n"),
-                                 40, 1e-10);
-  rows_and_columns_agree<double>(deck("grid: {nx: 128, ny: 512, ly: 4.0}\nphysics: {nu: 5e-4}\n"
-                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 4}\n"
-                                      "initial: {type: random, k0: 6, seed: 6}\n"),
-                                 40, 1e-10);
-  // Tiles of one column of 4096 points, and of 32 columns of 16, rows of 16 points.
-  rows_and_columns_agree<double>(deck("grid: {nx: 64, ny: 4096, ly: 16.0}\nphysics: {nu: 1e-3}\n"
-                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n"
-                                      "initial: {type: random, k0: 4, seed: 2}\n"),
-                                 20, 1e-10);
-  rows_and_columns_agree<double>(deck("grid: {nx: 16, ny: 16}\nphysics: {nu: 1e-2}\n"
-                                      "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n"
-                                      "initial: {type: random, k0: 2, seed: 2}\n"),
-                                 50, 1e-10);
+  // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way;
+  // tiles of one column of 4096 points, and of 32 columns of 16, rows of 16 points.
+  struct Case {
+    const char* grid;
+    double nu;
+    int wavenumber, k0, seed, steps;
+  };
+  for (const Case& k : {Case{"{nx: 512, ny: 128, ly: 0.25}", 5e-4, 4, 6, 5, 40},
+                        Case{"{nx: 128, ny: 512, ly: 4.0}", 5e-4, 4, 6, 6, 40},
+                        Case{"{nx: 64, ny: 4096, ly: 16.0}", 1e-3, 2, 4, 2, 20},
+                        Case{"{nx: 16, ny: 16}", 1e-2, 2, 2, 2, 50}}) {
+    SCOPED_TRACE(k.grid);
+    rows_and_columns_agree<double>(
+        deck(std::string("grid: ") + k.grid + "\nphysics: {nu: " + std::to_string(k.nu) + "}\n" +
+             "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: " + std::to_string(k.wavenumber) + "}\n" +
+             "initial: {type: random, k0: " + std::to_string(k.k0) + ", seed: " + std::to_string(k.seed) + "}\n"),
+        k.steps, 1e-10);
+  }
 }
 
 //! One evaluation, operation against operation: the fused (or pruned) transforms against the
