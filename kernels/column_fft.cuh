@@ -74,7 +74,7 @@ struct ColumnTile {
   int ld;            //!< the fields' row length in global memory (nx/2 + 1)
   Cx<Real>* s;       //!< shared memory: 2 C columns of column_stride(n) elements
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
-  int rb = 4;          //!< log2 of the stages' radix (row_fft::first_stage_bits): 4, or 2
+  int rb = 4;          //!< log2 of the stages' radix (row_fft::first_stage_bits): 4, 3 or 2
 
   CASCADE_HD Cx<Real>* column(int f, int c) const { return s + std::size_t(f * columns + c) * column_stride(n); }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }

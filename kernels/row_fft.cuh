@@ -356,7 +356,7 @@ struct RowPhases {
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
   CflSpeed<Real> speed;
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
-  int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, or 2 (rows of one part)
+  int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, 3 or 2 (rows of one part)
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }

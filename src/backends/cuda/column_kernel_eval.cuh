@@ -66,7 +66,7 @@ __device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Co
 //! Launched chained (chained.cuh) in the step on the device.
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
-//! RB: log2 of the stages' radix (4, or 2 for columns of a constant length).
+//! RB: log2 of the stages' radix (4, or 2 or 3 for columns of a constant length).
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
   constexpr column_fft::ColumnPass kPass = std::is_same_v<Op, StageOfColumns<Real>>    ? column_fft::ColumnPass::Stage
                                            : std::is_same_v<Op, InputsOfColumns<Real>> ? column_fft::ColumnPass::Inputs
                                                                                        : column_fft::ColumnPass::Forward;
-  static_assert(RB == 4 || M > 0, "radix 4 is for columns of a constant length");
+  static_assert(RB == 4 || M > 0, "radix 4 and 8 are for columns of a constant length");
   tile.rb = RB;
   if constexpr (M > 0) {
     tile.n = 1 << M;
