@@ -357,6 +357,7 @@ struct RowPhases {
   CflSpeed<Real> speed;
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
   int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, 3 or 2 (rows of one part)
+  int flight = 4;   //!< columns a thread loads before placing them (4 or 2: rows of one part)
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
@@ -394,21 +395,8 @@ struct RowPhases {
   CASCADE_HD int stage_length(int i) const { return stage_length_of(m, i, rb); }
   CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
     if (split() == 1) {
-      // Four columns' loads in flight a thread before the first is placed.
-      for (int k0 = t0; k0 < kept; k0 += 4 * dt) {
-        Cx<Real> A[4], B[4];
-        CASCADE_UNROLL
-        for (int u = 0; u < 4; ++u) {
-          const int k = k0 + u * dt;
-          if (k < kept) {
-            A[u] = a_in[k];
-            B[u] = b_in[k];
-          }
-        }
-        CASCADE_UNROLL
-        for (int u = 0; u < 4; ++u)
-          if (k0 + u * dt < kept) place_column(s, A[u], B[u], n, k0 + u * dt);
-      }
+      if (flight == 2) load_columns<2>(t0, dt, a_in, b_in);
+      else load_columns<4>(t0, dt, a_in, b_in);
       for (int i = t0; i < n - 2 * kept + 1; i += dt) zero_gap(s, kept, i);
       return;
     }
@@ -421,6 +409,25 @@ struct RowPhases {
         y = add(y, mul(z_spectrum(a_in, b_in, n, kept, k), tw[(q * k) & (n - 1)]));
       }
       s[pad(j)] = y;
+    }
+  }
+  //! The kept columns of a row of one part into shared memory: F columns' loads in flight a
+  //! thread before the first is placed.
+  template <int F>
+  CASCADE_HD void load_columns(int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
+    for (int k0 = t0; k0 < kept; k0 += F * dt) {
+      Cx<Real> A[F], B[F];
+      CASCADE_UNROLL
+      for (int u = 0; u < F; ++u) {
+        const int k = k0 + u * dt;
+        if (k < kept) {
+          A[u] = a_in[k];
+          B[u] = b_in[k];
+        }
+      }
+      CASCADE_UNROLL
+      for (int u = 0; u < F; ++u)
+        if (k0 + u * dt < kept) place_column(s, A[u], B[u], n, k0 + u * dt);
     }
   }
   //! W[k] for the store: the part in shared memory (the last) and the spilled ones.

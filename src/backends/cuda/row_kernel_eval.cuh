@@ -28,31 +28,63 @@ __host__ __device__ constexpr int row_threads(int threads, int m, int rb = 4) {
 //! Blocks a multiprocessor keeps at once, which bounds the registers a thread: 512 threads in
 //! all (<= 128 registers), but six blocks of 128 for short rows in single precision (<= 80;
 //! with the column kernel's three blocks, 128² × 1024 went from 536,000 to 569,000
-//! member-steps/s and 256² × 256 from 122,500 to 128,500, H100).
-template <int THREADS, bool kGrouped, class Real>
+//! member-steps/s and 256² × 256 from 122,500 to 128,500, H100), and in single precision 768
+//! threads for rows of 4096 points (<= 85 registers: the kernel takes 80, no spills) and 1024 for
+//! rows of 8192 (<= 64: 132 bytes of spills a thread), where 512 threads left the multiprocessor
+//! waiting on its loads (H100: 4096^2 2.29 -> 2.18 ms a step, 8192^2 11.5 -> 11.0).
+template <int THREADS, bool kGrouped, class Real, int M = 0>
 constexpr int row_blocks_per_sm() {
   if (kGrouped && THREADS == 128 && sizeof(Real) == 4) return 6;
+  if (!kGrouped && sizeof(Real) == 4 && M == 12) return 3;
+  if (!kGrouped && sizeof(Real) == 4 && M == 13) return 2;
   return THREADS <= 512 ? 512 / THREADS : 1;
+}
+
+//! Columns a thread of the row kernel loads before placing them (RowPhases::flight): two
+//! where four spill (rows of 1024 to 8192 points in double, 8192 in single, whose blocks bound
+//! them to 128 and 64 registers: `ptxas -v`, sm_90, 112 and 132 bytes of spills a thread with
+//! four, at most 8 and 88 with two), four elsewhere. H100, a step: double 1024^2 0.253 -> 0.246
+//! ms, 2048^2 0.948 -> 0.938, 4096^2 and 8192^2 even; single 8192^2 11.0 -> 10.8 (single 4096^2
+//! with two: 2.12 -> 2.15, not taken).
+template <bool kGrouped, class Real, int M>
+constexpr int row_loads_in_flight() {
+  return !kGrouped && M >= 10 && (sizeof(Real) == 8 || M == 13) ? 2 : 4;
+}
+
+//! phase(0), phase(1), ... of a row: `phases` of them, or for rows of a constant length (M > 0)
+//! RowPhases::count of one part, a constant, the loop unrolled.
+template <int M, int RB, class Phase>
+__device__ inline void run_row_phases(const Phase& phase, int phases) {
+  if constexpr (M > 0) {
+    constexpr int kPhases = 2 * row_fft::stages_before_last(M, RB) + 3;
+#pragma unroll
+    for (int p = 0; p < kPhases; ++p) phase(p);
+  } else {
+    for (int p = 0; p < phases; ++p) phase(p);
+  }
 }
 
 //! kGrouped: rows of 16 THREADS points or fewer, a group of threads a row and several rows a
 //! block at once, each in its own part of shared memory (RowKernelEval::rows_at_once); else a
 //! row a block, the loops' stride the constant THREADS (a runtime stride, tried, cost 3-10% a
 //! step from 1024^2 to 8192^2).
-//! M > 0 (grouped rows of 2^M points): the row's length, its kept columns and its phases are
-//! constants, so that the index arithmetic and the dispatch between phases are compiled away
-//! (a small grid's step is one warp's chain of instructions: docs/gpu-step.md).
+//! M > 0 (rows of 2^M points, grouped below 2^10, one part from 2^10 to 2^13): the row's
+//! length, its kept columns and its phases are constants, so that the index arithmetic and the
+//! dispatch between phases are compiled away (a small grid's step is one warp's chain of
+//! instructions: docs/gpu-step.md; a large grid's row kernel is a thread's one butterfly a
+//! phase, for which the same held: 1-4% a step from 1024^2 to 8192^2).
 //! RB: log2 of the stages' radix (4, or 2 or 3 for rows of a constant length).
 //! Launched chained (chained.cuh) in the step on the device (StepGraph).
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
-__global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real>())
+__global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real, M>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
   wait_for_previous();
   let_next_launch();
-  static_assert(M == 0 || kGrouped, "rows of a constant length are the grouped rows");
-  static_assert(RB == 4 || M > 0, "radix 4 and 8 are for rows of a constant length");
+  static_assert(M == 0 || kGrouped == (M < 10), "rows of a constant length below 1024 points are grouped");
+  static_assert(RB == 4 || (M > 0 && kGrouped), "radix 4 and 8 are for grouped rows of a constant length");
+  ph.flight = row_loads_in_flight<kGrouped, Real, M>();
   if constexpr (M > 0) {
     ph.n = 1 << M;
     ph.m = M;
@@ -75,23 +107,18 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
       };
-      if constexpr (M > 0) {
-        constexpr int kPhases = 2 * row_fft::stages_before_last(M, RB) + 3;  // RowPhases::count, one part
-#pragma unroll
-        for (int p = 0; p < kPhases; ++p) phase(p);
-      } else {
-        for (int p = 0; p < phases; ++p) phase(p);
-      }
+      run_row_phases<M, RB>(phase, phases);
     }
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
     for (int row = blockIdx.x; row < ny; row += gridDim.x) {
       Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
       Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
-      for (int p = 0; p < phases; ++p) {
+      const auto phase = [&](int p) {
         acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
         __syncthreads();
-      }
+      };
+      run_row_phases<M, RB>(phase, phases);
     }
   }
   if (!cfl) return;
@@ -244,35 +271,46 @@ class RowKernelEval {
   }
 
  private:
-  //! The row kernel for rows of 2^log2_ points: of a constant length from 2^7 to 2^9 (the
-  //! grouped rows of small grids) in the blocks make() gives them (radix 16: 32 threads where
-  //! narrow, else 128; radix 4: a row's quarter of its points, 32 or 64; radix 8 at 2^9: 64),
-  //! else the length read at run time. Only those are compiled.
+  //! The row kernel for rows of 2^log2_ points in the blocks make() gives them: of a constant
+  //! length from 2^7 to 2^9 (the grouped rows of small grids; radix 16: 32 threads where narrow,
+  //! else 128; radix 4: a row's quarter of its points, 32 or 64; radix 8 at 2^9: 64 or 128) and
+  //! from 2^10 to 2^13 (a row a block of threads_for's), else the length read at run time (rows
+  //! of 16 to 64 points, and rows in parts). Only those are compiled.
   template <int THREADS>
   auto kernel_for() const {
     using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
-    if (log2_ > 9) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real>);
-    if (rb_ == 3) {
-      if constexpr (THREADS == 64) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 9, 3>);
-      if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 3>);
-      throw RunError("the row kernel has no radix-8 blocks of " + std::to_string(THREADS) + " threads for rows of " +
-                     std::to_string(1 << log2_) + " points");
-    }
-    if (rb_ == 2) {
-      if constexpr (THREADS == 32) if (log2_ == 7) return Kernel(cuda_launch::row_products_kernel<32, true, Real, 7, 2>);
-      if constexpr (THREADS == 64) if (log2_ == 8) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 8, 2>);
-      throw RunError("the row kernel has no radix-4 blocks of " + std::to_string(THREADS) + " threads for rows of " +
-                     std::to_string(1 << log2_) + " points");
-    }
-    if constexpr (THREADS == 32 || THREADS == 128) {
-      switch (log2_) {
-        case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7>);
-        case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8>);
-        case 9: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 9>);
-        default: break;
+    const bool whole = nx_ == 1 << log2_;  // one part
+    if constexpr (THREADS >= 256) {
+      if constexpr (THREADS == 256) if (log2_ == 12 && whole) return Kernel(cuda_launch::row_products_kernel<256, false, Real, 12>);
+      if constexpr (THREADS == 512) {
+        if (log2_ == 13 && whole) return Kernel(cuda_launch::row_products_kernel<512, false, Real, 13>);
+        if (log2_ == 13) return Kernel(cuda_launch::row_products_kernel<512, false, Real>);
+      }
+    } else {
+      if (log2_ > 9) {
+        if constexpr (THREADS == 64) if (log2_ == 10 && whole) return Kernel(cuda_launch::row_products_kernel<64, false, Real, 10>);
+        if constexpr (THREADS == 128) if (log2_ == 11 && whole) return Kernel(cuda_launch::row_products_kernel<128, false, Real, 11>);
+      } else if (rb_ == 3) {
+        if constexpr (THREADS == 64) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 9, 3>);
+        if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 3>);
+      } else if (rb_ == 2) {
+        if constexpr (THREADS == 32) if (log2_ == 7) return Kernel(cuda_launch::row_products_kernel<32, true, Real, 7, 2>);
+        if constexpr (THREADS == 64) if (log2_ == 8) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 8, 2>);
+      } else {
+        if constexpr (THREADS == 32 || THREADS == 128) {
+          switch (log2_) {
+            case 7: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 7>);
+            case 8: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 8>);
+            case 9: return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real, 9>);
+            default: break;
+          }
+        }
+        if constexpr (THREADS == 32 || THREADS == 128)
+          if (log2_ < 7) return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real>);
       }
     }
-    return Kernel(cuda_launch::row_products_kernel<THREADS, true, Real>);
+    throw RunError("the row kernel has no blocks of " + std::to_string(THREADS) + " threads in radix " +
+                   std::to_string(1 << rb_) + " for rows of " + std::to_string(nx_) + " points");
   }
   template <int THREADS>
   void size(int sms, int blocks_cap) {
