@@ -129,16 +129,29 @@ CASCADE_HD inline void dft(Cx<Real> (&x)[R]) {
 }
 
 //! x[q] *= exp(SIGN 2 pi i n1 q / L), q = 1..R-1, from the table tw[k] = exp(2 pi i k / n)
-//! (n: the row's length, L divides it), step = n / L: every fourth factor from the table, the
-//! three after it by products.
+//! (n: the row's length, L divides it), step = n / L: the first factor from the table, the
+//! three after every fourth by products. Every fourth: in double precision by squaring (w^4 =
+//! (w^2)^2, w^8, w^12 = w^8 w^4; a product chain seven long at most, w^k off by some k ulps),
+//! one load a butterfly where loading them took up to four (H100, a step 2-3% faster from 2048^2
+//! to 8192^2 and 4% at 512^2: docs/performance.md, "The row kernel of large grids"); in single
+//! precision from the table (squaring's error failed the row kernel's 4e-6 against the plain
+//! transforms at 1024 points, and lost 128^2 ensembles 3%).
 template <int R, int SIGN, class Real>
 CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], const Cx<Real>* tw, int n, int step, int n1) {
+  constexpr bool kSquare = sizeof(Real) == sizeof(double);
   const int mask = n - 1;
   const Cx<Real> w1 = tw[(n1 * step) & mask];
+  Cx<Real> w2 = w1, w4 = w1, w8 = w1;
+  if (kSquare && R > 4) {
+    w2 = mul(w1, w1);
+    w4 = mul(w2, w2);
+  }
+  if (kSquare && R > 8) w8 = mul(w4, w4);
   Cx<Real> w = w1;
 CASCADE_UNROLL
   for (int q = 1; q < R; ++q) {
-    if (q > 1) w = (q % 4 == 0) ? tw[(n1 * step * q) & mask] : mul(w, w1);
+    if (q > 1 && q % 4 != 0) w = mul(w, w1);
+    else if (q > 1) w = !kSquare ? tw[(n1 * step * q) & mask] : q == 4 ? w4 : q == 8 ? w8 : mul(w8, w4);
     x[q] = SIGN > 0 ? mul(x[q], w) : mul_conj(x[q], w);
   }
 }
