@@ -30,7 +30,7 @@ __host__ __device__ constexpr int row_threads(int threads, int m, int rb = 4) {
 //! with the column kernel's three blocks, 128² × 1024 went from 536,000 to 569,000
 //! member-steps/s and 256² × 256 from 122,500 to 128,500, H100), and in single precision 768
 //! threads for rows of 4096 points (<= 85 registers: the kernel takes 80, no spills) and 1024 for
-//! rows of 8192 (<= 64: 132 bytes of spills a thread), where 512 threads left the multiprocessor
+//! rows of 8192 (<= 64: 88 bytes of spills a thread), where 512 threads left the multiprocessor
 //! waiting on its loads (H100: 4096^2 2.29 -> 2.18 ms a step, 8192^2 11.5 -> 11.0).
 template <int THREADS, bool kGrouped, class Real, int M = 0>
 constexpr int row_blocks_per_sm() {
@@ -73,7 +73,7 @@ __device__ inline void run_row_phases(const Phase& phase, int phases) {
 //! dispatch between phases are compiled away (a small grid's step is one warp's chain of
 //! instructions: docs/gpu-step.md; a large grid's row kernel is a thread's one butterfly a
 //! phase, for which the same held: 1-4% a step from 1024^2 to 8192^2).
-//! RB: log2 of the stages' radix (4, or 2 or 3 for rows of a constant length).
+//! RB: log2 of the stages' radix (4, or 2 or 3 for grouped rows of a constant length).
 //! Launched chained (chained.cuh) in the step on the device (StepGraph).
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real, M>())
