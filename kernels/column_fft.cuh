@@ -97,22 +97,14 @@ struct ColumnTile {
   //! adjacent threads read adjacent columns of a row. The columns past `valid` are left as they
   //! are: no pass reads them.
   CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
-    switch (row_fft::stage_bits_of(m, 0, rb)) {
-      case 1: return load_first_stage<2>(t0, dt, a, b);
-      case 2: return load_first_stage<4>(t0, dt, a, b);
-      case 3: return load_first_stage<8>(t0, dt, a, b);
-      default: return load_first_stage<16>(t0, dt, a, b);
-    }
+    row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb),
+                        [&](auto r) { load_first_stage<decltype(r)::value>(t0, dt, a, b); });
   }
   //! The store folded into the last stage of the decimation in time (the one that undoes the
   //! first above): its outputs, conjugated, over the valid columns of a and b.
   CASCADE_HD_INLINE void last_stage_store(int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
-    switch (row_fft::stage_bits_of(m, 0, rb)) {
-      case 1: return last_stage_store<2>(t0, dt, a, b);
-      case 2: return last_stage_store<4>(t0, dt, a, b);
-      case 3: return last_stage_store<8>(t0, dt, a, b);
-      default: return last_stage_store<16>(t0, dt, a, b);
-    }
+    row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb),
+                        [&](auto r) { last_stage_store<decltype(r)::value>(t0, dt, a, b); });
   }
   template <int R>
   CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "cascade/types.hpp"
 #include "kernels/ns_terms.cuh"
@@ -251,25 +252,26 @@ CASCADE_HD inline int dif_frequency(int m, int p, int rb = 4) {
   return k;
 }
 
+//! f(std::integral_constant<int, R>{}) for the radix R = 2^bits (bits 1..3; 16 otherwise): a
+//! stage's radix, known at run time, made a constant for its butterflies.
+template <class F>
+CASCADE_HD_INLINE void with_radix(int bits, const F& f) {
+  switch (bits) {
+    case 1: return f(std::integral_constant<int, 2>{});
+    case 2: return f(std::integral_constant<int, 4>{});
+    case 3: return f(std::integral_constant<int, 8>{});
+    default: return f(std::integral_constant<int, 16>{});
+  }
+}
+
 //! Dispatch a stage of radix 2^bits (1..4) of a transform of `len` points over the
 //! butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw, twiddle).
 template <bool kInverse, class Real>
 CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int L, int t0, int dt) {
   const int count = len >> bits;
-  switch (bits) {
-    case 1:
-      for (int t = t0; t < count; t += dt) butterfly<kInverse, 2>(s, tw, nt, L, t);
-      break;
-    case 2:
-      for (int t = t0; t < count; t += dt) butterfly<kInverse, 4>(s, tw, nt, L, t);
-      break;
-    case 3:
-      for (int t = t0; t < count; t += dt) butterfly<kInverse, 8>(s, tw, nt, L, t);
-      break;
-    default:
-      for (int t = t0; t < count; t += dt) butterfly<kInverse, 16>(s, tw, nt, L, t);
-      break;
-  }
+  with_radix(bits, [&](auto r) {
+    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value>(s, tw, nt, L, t);
+  });
 }
 
 //! The middle pass, butterfly t (R = 16, 8 or 4 consecutive points): the last inverse stage,

@@ -209,32 +209,27 @@ class ColumnKernelEval {
  private:
   template <class Fn>
   void each_instantiation(const Fn& fn) {
-    const auto fixed = [&](auto m) {  // the columns of a constant length (kernel_for)
-      constexpr int M = decltype(m)::value;
-      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, M>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, M>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, M>);
-      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, M>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, M, 2>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, M, 2>);
-      fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, M, 2>);
-      fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, M, 2>);
+    const auto passes = [&](auto threads, auto m, auto rb) {  // the four passes' kernels of one shape
+      constexpr int T = decltype(threads)::value, M = decltype(m)::value, RB = decltype(rb)::value;
+      fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, M, RB>);
+      fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, M, RB>);
+      fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, M, RB>);
+      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, M, RB>);
     };
-    fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, 9, 3>);
-    fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>, 9, 3>);
-    fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>, 9, 3>);
-    fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>, 9, 3>);
+    using Threads = std::integral_constant<int, kThreads>;
+    using Generic = std::integral_constant<int, 0>;  // the length read at run time
+    using Radix16 = std::integral_constant<int, 4>;
+    using Radix4 = std::integral_constant<int, 2>;
+    const auto fixed = [&](auto m) {  // the columns of a constant length (kernel_for)
+      passes(Threads{}, m, Radix16{});
+      passes(Threads{}, m, Radix4{});
+    };
     fixed(std::integral_constant<int, 7>{});
     fixed(std::integral_constant<int, 8>{});
     fixed(std::integral_constant<int, 9>{});
-    fn(cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>>);
-    fn(cuda_launch::column_kernel<kThreads, false, Real, StoreColumns<Real>>);
-    fn(cuda_launch::column_kernel<kThreads, false, Real, StageOfColumns<Real>>);
-    fn(cuda_launch::column_kernel<kThreads, true, Real, StageOfColumns<Real>>);
-    fn(cuda_launch::column_kernel<kWide, false, Real, InputsOfColumns<Real>>);
-    fn(cuda_launch::column_kernel<kWide, false, Real, StoreColumns<Real>>);
-    fn(cuda_launch::column_kernel<kWide, false, Real, StageOfColumns<Real>>);
-    fn(cuda_launch::column_kernel<kWide, true, Real, StageOfColumns<Real>>);
+    passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{});  // radix 8
+    passes(Threads{}, Generic{}, Radix16{});
+    passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{});
   }
   //! The kernel of kThreads for columns of 2^m_ points: of a constant length from 2^7 to 2^9,
   //! else the length read at run time.
