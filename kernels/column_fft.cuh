@@ -25,9 +25,13 @@
 //!
 //! Shared memory: column c of field f (0: a, 1: b) at s + (f C + c) stride, its element y at
 //! pad(y) (row_fft's padding, one element in 16); stride = padded_size(n) + 1, so that the
-//! tile's columns fall on different banks. The phases are CASCADE_HD functions of (phase,
-//! thread, threads) between barriers, so that the host runs them thread by thread in the tests
-//! (tests/test_fft.cpp, ColumnFft) against direct transforms.
+//! tile's columns fall on different banks. On compute capability 9.0 and later, for long
+//! columns (ny from 2048, and wherever a column of both fields would not fit a block), a tile is
+//! split over a pair of blocks, a cluster of two: each holds one field's columns and transforms
+//! them, and the phase of each mode reads and writes the other field in its partner's shared
+//! memory. The phases are CASCADE_HD functions of (phase, thread, threads) between barriers, so
+//! that the host runs them thread by thread in the tests (tests/test_fft.cpp, ColumnFft) against
+//! direct transforms.
 #pragma once
 
 #include <cstddef>
@@ -72,15 +76,26 @@ struct ColumnTile {
   int first_column;  //!< kx index of the tile's first column
   int valid;         //!< columns of the tile below kept (the last tile may have fewer than C)
   int ld;            //!< the fields' row length in global memory (nx/2 + 1)
-  Cx<Real>* s;       //!< shared memory: 2 C columns of column_stride(n) elements
+  Cx<Real>* s;       //!< shared memory: 2 C columns (C in a pair) of column_stride(n) elements
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
   int rb = 4;          //!< log2 of the stages' radix (row_fft::first_stage_bits): 4, 3 or 2
+  //! -1: both fields' columns in s. 0 or 1: s holds this field's C columns alone and `partner`
+  //! (the shared memory of the other block of a pair, a cluster of two on the GPU) the other
+  //! field's; each block transforms its own, and each takes half of the positions in the phase
+  //! of each mode, reading and writing both fields there.
+  int field = -1;
+  Cx<Real>* partner = nullptr;
 
-  CASCADE_HD Cx<Real>* column(int f, int c) const { return s + std::size_t(f * columns + c) * column_stride(n); }
+  //! The fields whose columns s holds: 2, or 1 in a pair.
+  CASCADE_HD int held() const { return field < 0 ? 2 : 1; }
+  CASCADE_HD Cx<Real>* column(int f, int c) const {
+    if (field < 0) return s + std::size_t(f * columns + c) * column_stride(n);
+    return (f == field ? s : partner) + std::size_t(c) * column_stride(n);
+  }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
   //! Stage i of the decimation in frequency (kInverse: exponent +1, row_fft's inverse) or the
-  //! decimation in time that undoes it, over all 2C columns: a column's butterflies on
+  //! decimation in time that undoes it, over the held() C columns in s: a column's butterflies on
   //! min(n / 2^rb, dt) threads (one a butterfly), the columns spread over the groups of them.
   template <bool kDif>
   CASCADE_HD_INLINE void stage(int i, int t0, int dt) const {
@@ -88,7 +103,7 @@ struct ColumnTile {
     const int groups = dt / per, g = t0 / per;
     if (g >= groups) return;
     const int bits = row_fft::stage_bits_of(m, i, rb), L = row_fft::stage_length_of(m, i, rb);
-    for (int col = g; col < 2 * columns; col += groups)
+    for (int col = g; col < held() * columns; col += groups)
       row_fft::stage<kDif>(bits, s + std::size_t(col) * column_stride(n), tw, n, n, L, t0 % per, per);
   }
   //! The load folded into the first stage of the decimation in frequency (blocks of n): each
@@ -108,9 +123,9 @@ struct ColumnTile {
   }
   template <int R>
   CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
-    const int fields = 2 * columns, count = fields * (n / R);
+    const int fields = held() * columns, count = fields * (n / R);
     for (int e = t0; e < count; e += dt) {
-      const int f = (e & (fields - 1)) / columns, c = e & (columns - 1);
+      const int f = field < 0 ? (e & (fields - 1)) / columns : field, c = e & (columns - 1);
       if (c >= valid) continue;
       const Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
@@ -120,9 +135,9 @@ struct ColumnTile {
   }
   template <int R>
   CASCADE_HD_INLINE void last_stage_store(int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
-    const int fields = 2 * columns, count = fields * (n / R);
+    const int fields = held() * columns, count = fields * (n / R);
     for (int e = t0; e < count; e += dt) {
-      const int f = (e & (fields - 1)) / columns, c = e & (columns - 1);
+      const int f = field < 0 ? (e & (fields - 1)) / columns : field, c = e & (columns - 1);
       if (c >= valid) continue;
       Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
@@ -134,12 +149,13 @@ struct ColumnTile {
   //! Each position of the valid columns after the decimation in frequency: fn(c, ky index, a, b)
   //! on the two fields' spectra there (conjugated back: the forward transforms' values; what fn
   //! leaves, conjugated, is what the decimation in time takes). Returns what fn returns, summed.
-  //! Adjacent threads take adjacent columns of one position (one row of the state).
+  //! Adjacent threads take adjacent columns of one position (one row of the state). In a pair,
+  //! field 0's block takes the first half of the positions, field 1's the second.
   template <class R, class Fn>
   CASCADE_HD_INLINE R each_mode(int t0, int dt, const Fn& fn) const {
     R acc{};
-    const int count = n * columns;
-    for (int e = t0; e < count; e += dt) {
+    const int all = n * columns, count = field < 0 ? all : all / 2, first = field < 0 ? 0 : field * count;
+    for (int e = first + t0; e < first + count; e += dt) {
       const int c = e & (columns - 1), p = e / columns;
       if (c >= valid) continue;
       Cx<Real>& sa = column(0, c)[row_fft::pad(p)];

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <type_traits>
 #include <sstream>
 
 #include "backend_cases.hpp"
@@ -430,9 +431,11 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! The column kernel's passes (kernels/column_fft.cuh), run on the host thread by thread and
 //! phase by phase as the kernel runs them between barriers, against direct DFTs along y: one
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
-//! rows of ld elements.
+//! rows of ld elements. `pair`: the tile split over two blocks, one field each (ColumnTile::field),
+//! each phase run by both blocks' threads before the next, as between the pair's barriers.
 template <class Real>
-void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4) {
+void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4,
+                         bool pair = false) {
   using C = Complex<Real>;
   using Z = std::complex<double>;
   int m = 0;
@@ -449,6 +452,14 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
   column_fft::ColumnTile<Real> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
   tile.rb = rb;
+  // A pair: field 0's block holds the first half of s, field 1's the second.
+  column_fft::ColumnTile<Real> tiles[2] = {tile, tile};
+  const std::size_t half = std::size_t(columns) * column_fft::column_stride(n);
+  tiles[0].field = 0;
+  tiles[0].partner = s.data() + half;
+  tiles[1].field = 1;
+  tiles[1].s = s.data() + half;
+  tiles[1].partner = s.data();
   const auto column_of = [&](const std::vector<C>& f, int c) {
     std::vector<Z> x(n);
     for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
@@ -456,12 +467,20 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   };
   const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {  // as the kernel's threads
     double total = 0;
+    using Phases = std::remove_cv_t<std::remove_reference_t<decltype(ph)>>;
+    Phases one = ph, two = ph;
+    if (pair) {
+      one.tile = tiles[0];
+      two.tile = tiles[1];
+    }
+    const Phases* blocks[2] = {&one, &two};
     for (int p = 0; p < ph.count(); ++p)
-      for (int t = 0; t < threads; ++t) {
-        const double got = ph.run(p, t, threads, fa.data(), fb.data());
-        if (p != ph.mode_phase()) EXPECT_EQ(got, 0.0) << "phase " << p;  // the kernel adds up that phase's alone
-        total += got;
-      }
+      for (int block = 0; block < (pair ? 2 : 1); ++block)
+        for (int t = 0; t < threads; ++t) {
+          const double got = blocks[block]->run(p, t, threads, fa.data(), fb.data());
+          if (p != ph.mode_phase()) EXPECT_EQ(got, 0.0) << "phase " << p;  // the kernel adds up that phase's alone
+          total += got;
+        }
     return total;
   };
   // A functor of the mode: a filter g(c, k) on a, another on b; it counts the modes it sees.
@@ -589,6 +608,20 @@ TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
   // The wide blocks (512 threads): more threads than butterflies in a column, or fewer.
   check_column_passes<double>(64, 4, 3, 11u, 1e-13, 512);
   check_column_passes<double>(4096, 1, 1, 12u, 1e-13, 512);
+}
+
+TEST(ColumnFft, HostEmulationPairOfBlocks) {
+  // A tile over two blocks, one field each: a column or several, more threads than a column's
+  // butterflies or fewer (the large grids' tiles: 2048 and 4096 points two columns, on 256 and
+  // 512 threads, 8192 one; single's 4096 two).
+  check_column_passes<double>(16, 1, 1, 60u, 1e-13, 256, 4, true);
+  check_column_passes<double>(64, 4, 3, 61u, 1e-13, 256, 4, true);
+  check_column_passes<double>(512, 2, 2, 62u, 1e-13, 16, 4, true);
+  check_column_passes<double>(2048, 2, 1, 63u, 1e-13, 256, 4, true);
+  check_column_passes<double>(4096, 1, 1, 64u, 1e-13, 256, 4, true);
+  check_column_passes<double>(4096, 2, 2, 67u, 1e-13, 512, 4, true);
+  check_column_passes<double>(8192, 1, 1, 65u, 1e-13, 512, 4, true);
+  check_column_passes<float>(4096, 2, 2, 66u, 2e-6, 512, 4, true);
 }
 
 TEST(ColumnFft, HostEmulationRadixFour) {

@@ -141,7 +141,9 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
   }
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
   // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way;
-  // tiles of one column of 4096 points, and of 32 columns of 16, rows of 16 points.
+  // columns of 2048, 4096 and 8192 points (on compute capability 9.0 over pairs of blocks, one
+  // field each: tiles of two columns on 256 and 512 threads, and of one column), tiles of 32
+  // columns of 16, rows of 16 points.
   struct Case {
     const char* grid;
     double nu;
@@ -149,7 +151,9 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
   };
   for (const Case& k : {Case{"{nx: 512, ny: 128, ly: 0.25}", 5e-4, 4, 6, 5, 40},
                         Case{"{nx: 128, ny: 512, ly: 4.0}", 5e-4, 4, 6, 6, 40},
+                        Case{"{nx: 32, ny: 2048, ly: 16.0}", 1e-3, 2, 4, 4, 20},
                         Case{"{nx: 64, ny: 4096, ly: 16.0}", 1e-3, 2, 4, 2, 20},
+                        Case{"{nx: 32, ny: 8192, ly: 64.0}", 1e-3, 2, 4, 3, 10},
                         Case{"{nx: 16, ny: 16}", 1e-2, 2, 2, 2, 50}}) {
     SCOPED_TRACE(k.grid);
     rows_and_columns_agree<double>(
@@ -158,6 +162,11 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
              "initial: {type: random, k0: " + std::to_string(k.k0) + ", seed: " + std::to_string(k.seed) + "}\n"),
         k.steps, 1e-10);
   }
+  // Single precision's pairs: columns of 4096 points, tiles of two.
+  rows_and_columns_agree<float>(deck("grid: {nx: 64, ny: 4096, ly: 16.0}\nphysics: {nu: 1e-3}\n"
+                                     "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n"
+                                     "initial: {type: random, k0: 4, seed: 7}\n"),
+                                20, 1e-4);
 }
 
 //! One evaluation, operation against operation: the fused (or pruned) transforms against the

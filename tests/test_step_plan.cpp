@@ -225,15 +225,15 @@ TEST(StepPlan, ImpossibleRequestsAreRefused) {
        "run.step_transforms: rows-columns needs nx a power of two from 16 to 65536"},
       {problem(256, 256, D, cpu()), "rows-columns", "auto",
        "run.step_transforms: rows-columns needs the cuda backend on one GPU"},
-      {problem(8192, 8192, D,
+      {problem(16384, 16384, D,
                [] {
                  StepDevice d = gpu();
-                 d.column_shared_bytes = std::size_t(272) << 10;  // 8192 points in double
+                 d.column_shared_bytes = std::size_t(272) << 10;  // 16384 points of one field in double
                  return d;
                }()),
        "rows-columns", "auto",
-       "run.step_transforms: rows-columns needs a column of ny points of both fields in a block's shared memory (ny "
-       "up to 4096 in double, 8192 in single on an H100)"},
+       "run.step_transforms: rows-columns needs a column of ny points in a block's shared memory (one field's: ny "
+       "up to 8192 in double, 16384 in single on an H100; both fields' below compute capability 9.0)"},
       {problem(256, 256, D, gpu()), "rows-columns", "store",
        "run.fft_callbacks: store has no cuFFT transform to go in (rows and columns run none)"},
   };

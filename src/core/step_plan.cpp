@@ -120,8 +120,8 @@ std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
       if (!power_of_two(p.ny, 16, 65536)) return "needs ny a power of two from 16 to 65536";
       if (d.row_shared_bytes > d.shared_optin_bytes) return "needs more shared memory a block than this GPU has";
       if (d.column_shared_bytes > d.shared_optin_bytes)
-        return "needs a column of ny points of both fields in a block's shared memory (ny up to 4096 in double, "
-               "8192 in single on an H100)";
+        return "needs a column of ny points in a block's shared memory (one field's: ny up to 8192 in double, "
+               "16384 in single on an H100; both fields' below compute capability 9.0)";
       return "";
     }
     case Strategy::ComplexPairs: {

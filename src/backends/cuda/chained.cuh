@@ -49,21 +49,38 @@ bool can_chain(Kernel* kernel, const cudaDeviceProp& prop) {
   return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
 }
 
-//! kernel<<<grid, block, smem, stream>>>(args...), launched chained where `chained`.
+//! kernel<<<grid, block, smem, stream>>>(args...) in clusters of `cluster` blocks along x
+//! (1: none; more: compute capability 9.0 and later), launched chained where `chained`.
 template <class... Params, class... Args>
-void launch_chained(bool chained, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
-                    cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+void launch_clustered(bool chained, int cluster, void (*kernel)(Params...), dim3 grid, dim3 block,
+                      std::size_t smem, cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (chained) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = unsigned(cluster);
+    attr[n].val.clusterDim.y = 1;
+    attr[n++].val.clusterDim.z = 1;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = attr;
-  config.numAttrs = chained ? 1 : 0;
+  config.numAttrs = n;
   CASCADE_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+//! kernel<<<grid, block, smem, stream>>>(args...), launched chained where `chained`.
+template <class... Params, class... Args>
+void launch_chained(bool chained, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                    cudaStream_t stream, Args&&... args) {
+  launch_clustered(chained, 1, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace cuda_launch

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 
 #include "cascade/error.hpp"
@@ -37,12 +38,25 @@ constexpr int column_blocks_per_sm() {
   return THREADS <= 256 ? (sizeof(Real) == 4 ? 3 : 2) : 1;
 }
 
+//! The barrier of a pair of blocks (a cluster of two, compute capability 9.0 and later): every
+//! thread of both has arrived, and the writes of both to shared memory are seen by both.
+__device__ __forceinline__ void pair_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#else
+  __trap();  // never launched below 9.0 (ColumnKernelEval::make)
+#endif
+}
+
 //! Phase p of a column pass (column_kernel), then the barrier. Only the phase of each mode
 //! (`modes`) sums anything: its sums are added up over the block at once (to
-//! partials[member][tile]), so that they hold no registers through the other phases.
-template <int THREADS, bool kSums, class Phases, class Real>
+//! partials[member][block]), so that they hold no registers through the other phases. In a
+//! pair (kPair) the phase of each mode reads and writes the partner's shared memory: the
+//! barriers before and after it are the pair's.
+template <int THREADS, bool kSums, bool kPair, class Phases, class Real>
 __device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Complex<Real>* a, Complex<Real>* b,
                                           SpectralSums* partials, int member) {
+  if (kPair && p == 0 && modes == 0) pair_barrier();  // both running before the partner's memory is touched
   if (p != modes) {
     ph.run(p, threadIdx.x, THREADS, a, b);
   } else if constexpr (kSums) {
@@ -54,7 +68,8 @@ __device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Co
   } else {
     ph.run(p, threadIdx.x, THREADS, a, b);
   }
-  __syncthreads();
+  if (kPair && (p == modes || p + 1 == modes)) pair_barrier();
+  else __syncthreads();
 }
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
@@ -67,7 +82,10 @@ __device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Co
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
 //! RB: log2 of the stages' radix (4, or 2 or 3 for columns of a constant length).
-template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4>
+//! kPair: a tile over a pair of blocks, a cluster of two (blockIdx.x: 2 tile + field), each
+//! holding one field's columns (column_fft::ColumnTile::field); launched with its cluster
+//! dimension (ColumnKernelEval::launch), on compute capability 9.0 and later alone.
+template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4, bool kPair = false>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
                   Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
@@ -89,7 +107,16 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
   const bool go = !clock || clock->go;
   if (go) {
     tile.s = reinterpret_cast<Complex<Real>*>(column_smem);
-    tile.first_column = blockIdx.x * tile.columns;
+    int index = blockIdx.x;  // the tile
+    if constexpr (kPair) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      const auto pair = cooperative_groups::this_cluster();
+      tile.field = int(pair.block_rank());
+      tile.partner = pair.map_shared_rank(tile.s, tile.field ^ 1);
+#endif
+      index = blockIdx.x >> 1;
+    }
+    tile.first_column = index * tile.columns;
     tile.valid = min(tile.columns, kept - tile.first_column);
     op.base = std::size_t(member) * member_size;
     op.first_column = tile.first_column;
@@ -105,10 +132,10 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
       constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
 #pragma unroll
-      for (int p = 0; p < kPhases; ++p) run_phase<THREADS, kSums>(ph, p, kModes, am, bm, partials, member);
+      for (int p = 0; p < kPhases; ++p) run_phase<THREADS, kSums, kPair>(ph, p, kModes, am, bm, partials, member);
     } else {
       const int modes = ph.mode_phase();
-      for (int p = 0; p < ph.count(); ++p) run_phase<THREADS, kSums>(ph, p, modes, am, bm, partials, member);
+      for (int p = 0; p < ph.count(); ++p) run_phase<THREADS, kSums, kPair>(ph, p, modes, am, bm, partials, member);
     }
   } else if constexpr (kSums) {  // a step not taken: adds nothing
     if (threadIdx.x == 0) partials[std::size_t(member) * gridDim.x + blockIdx.x] = SpectralSums{};
@@ -126,9 +153,30 @@ class ColumnKernelEval {
  public:
   //! Threads a block: 256, or 512 where the tile's columns have butterflies for as many.
   static constexpr int kThreads = 256, kWide = 512;
+  //! Columns of this many points and more split a tile over a pair of blocks where they can
+  //! (can_pair). H200, 2026-11-28, ms a step of rows and columns, without pairs against with
+  //! them (and whole sectors, make): double 2048^2 0.898-0.907 against 0.822-0.829, 4096^2
+  //! 3.67-3.69 against 3.23-3.26; single 2048^2 0.682-0.689 against 0.632-0.634, 4096^2
+  //! 2.91-2.92 against 2.48. At 1024^2 pairs lost without whole sectors (double 0.295-0.296
+  //! against 0.305-0.312) and won with them (0.279-0.287; single 0.221-0.224 against
+  //! 0.214-0.216), measured once and not taken: the row products, 0.251-0.256, win there.
+  static constexpr int kPairFrom = 2048;
   //! The shared memory a tile of `columns` columns of ny points takes (both fields).
   static std::size_t shared_bytes(int ny, int columns = 1) {
     return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(column_fft::column_stride(ny));
+  }
+  //! The least shared memory a block needs: a column of both fields, or of one where tiles can
+  //! be split over pairs of blocks (`pairs`: can_pair).
+  static std::size_t least_shared_bytes(int ny, bool pairs) { return shared_bytes(ny) / (pairs ? 2 : 1); }
+  //! Whether this build can split tiles over pairs of blocks on the device `prop` describes:
+  //! clusters (compute capability 9.0 and later), and the pair kernels compiled for them.
+  static bool can_pair(const cudaDeviceProp& prop) {
+    if (prop.major < 9) return false;
+    cudaFuncAttributes attr{};
+    CASCADE_CUDA_CHECK(cudaFuncGetAttributes(
+        &attr, reinterpret_cast<const void*>(
+                   cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, 0, 4, true>)));
+    return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
   }
 
   ColumnKernelEval() = default;
@@ -142,8 +190,11 @@ class ColumnKernelEval {
   //! Tiles over the `kept` columns of `members` fields: as many columns as give every
   //! multiprocessor two blocks at least, keep two blocks' shared memory on one and leave no
   //! more than an eighth of the last tile's columns past the kept ones (at most 32; at least
-  //! one, then of the GPU's largest).
-  void make(int nx, int ny, int kept, int members, std::size_t shared_optin, int sms) {
+  //! one, then of the GPU's largest). `pairs` (can_pair): a tile may be split over a pair of
+  //! blocks, one field each, which it is for columns of kPairFrom points and more (and wherever
+  //! a column of both fields would not fit a block); a pair's tile then takes as many columns
+  //! as make a row's 32 bytes where a block can hold them.
+  void make(int nx, int ny, int kept, int members, std::size_t shared_optin, int sms, bool pairs) {
     nx_ = nx;
     ny_ = ny;
     m_ = 0;
@@ -151,16 +202,30 @@ class ColumnKernelEval {
     kept_ = kept;
     members_ = members;
     twiddles_ = device_twiddles<Real>(ny);
+    pair_ = pairs && (ny >= kPairFrom || shared_bytes(ny) > shared_optin);
+    const int held = pair_ ? 1 : 2;
+    const auto bytes = [&](int c) { return shared_bytes(ny, c) / std::size_t(2 / held); };
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
-    const auto blocks = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };
+    const auto launched = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };
     // Past the kept columns, a tile's columns are transformed for nothing: an eighth at most.
     const auto wasted = [&](int c) { return 8 * (std::size_t((kept_ + c - 1) / c) * c - kept_) > std::size_t(kept_); };
-    while (columns_ < 32 && columns_ < kept_ && shared_bytes(ny, 2 * columns_) <= target &&
-           blocks(2 * columns_) >= 2 * std::size_t(sms) && !wasted(2 * columns_))
+    // A pair's block takes columns up to a butterfly a thread of kThreads.
+    const auto room = [&](int c) { return !pair_ || c * (ny / 16) <= kThreads; };
+    while (columns_ < 32 && columns_ < kept_ && bytes(2 * columns_) <= target && room(2 * columns_) &&
+           launched(2 * columns_) >= 2 * std::size_t(sms) && !wasted(2 * columns_))
       columns_ *= 2;
-    wide_ = 2 * columns_ * (ny / 16) >= kWide;
-    smem_ = shared_bytes(ny, columns_);
+    // A pair's tile: the columns of a 32-byte sector of each row (two in double, four in single),
+    // where a block's shared memory and a butterfly a thread of kWide allow it, so that its
+    // loads and stores take whole sectors: 4096^2 in double 3.60-3.64 -> 3.23-3.26 ms a step
+    // (one column on 256 threads a block -> two on 512; H200, 2026-11-28); single 4096^2
+    // 2.68 -> 2.48, but 2048^2 0.603-0.609 -> 0.632-0.634.
+    if (pair_)
+      while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
+             2 * columns_ * (ny / 16) <= kWide && !wasted(2 * columns_))
+        columns_ *= 2;
+    wide_ = held * columns_ * (ny / 16) >= kWide;
+    smem_ = bytes(columns_);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
     // One field's columns of a constant length whose tiles (one column each) leave
@@ -176,14 +241,16 @@ class ColumnKernelEval {
     // × 16 20,500–20,700 against 19,000–19,100). Radix 8 lost at 128² and 256².
     const int radix4_tiles = cuda_launch::column_blocks_per_sm<kThreads, Real, 2>() * sms;
     const int radix4_from = std::is_same_v<Real, double> ? 8 : 7;
-    if (m_ == 9 && !wide_) rb_ = 3;
+    if (pair_) rb_ = 4;
+    else if (m_ == 9 && !wide_) rb_ = 3;
     else rb_ = members_ == 1 && !wide_ && m_ >= radix4_from && m_ <= 8 && tiles_ < radix4_tiles ? 2 : 4;
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
-    CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(tiles_) * std::size_t(members_)));
+    CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(blocks()) * std::size_t(members_)));
   }
-  int tiles() const { return tiles_; }
+  //! The blocks of a member, each with its budget partial (a tile's, or half of one in a pair).
+  int blocks() const { return tiles_ * (pair_ ? 2 : 1); }
   SpectralSums* partials() const { return partials_; }
 
   //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each
@@ -230,11 +297,23 @@ class ColumnKernelEval {
     passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{});  // radix 8
     passes(Threads{}, Generic{}, Radix16{});
     passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{});
+    const auto pair = [&](auto threads) {  // the pair's four passes
+      constexpr int T = decltype(threads)::value;
+      fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, 0, 4, true>);
+      fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, 0, 4, true>);
+      fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, 0, 4, true>);
+      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, 0, 4, true>);
+    };
+    pair(Threads{});
+    pair(std::integral_constant<int, kWide>{});
   }
-  //! The kernel of kThreads for columns of 2^m_ points: of a constant length from 2^7 to 2^9,
-  //! else the length read at run time.
+  //! The kernel for columns of 2^m_ points: a pair's (kThreads or kWide, the length read at run
+  //! time), else of kThreads, of a constant length from 2^7 to 2^9 or the length read at run time.
   template <bool kSums, class Op>
   auto kernel_for() const {
+    if (pair_)
+      return wide_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op, 0, 4, true>
+                   : cuda_launch::column_kernel<kThreads, kSums, Real, Op, 0, 4, true>;
     if (rb_ == 3 && m_ == 9) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9, 3>;
     if (rb_ == 2) {
       switch (m_) {
@@ -256,17 +335,19 @@ class ColumnKernelEval {
   void launch(const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage, const LinearCoefficients* each,
               bool chained, cudaStream_t stream) const {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
-    const dim3 grid{unsigned(tiles_), unsigned(members_)};
+    const dim3 grid{unsigned(blocks()), unsigned(members_)};
     const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
-    const auto kernel = wide_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op> : kernel_for<kSums, Op>();
-    cuda_launch::launch_chained(chained, kernel, grid, dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_,
-                                op, a, b, member_size, clock, stage, each, partials_);
+    const auto kernel =
+        wide_ && !pair_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op> : kernel_for<kSums, Op>();
+    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel, grid, dim3(wide_ ? kWide : kThreads), smem_,
+                                  stream, tile, kept_, op, a, b, member_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
   int nx_ = 0, ny_ = 0, m_ = 0, kept_ = 0, members_ = 1;
   int columns_ = 1, tiles_ = 1;
   bool wide_ = false;  //!< kWide threads a block
+  bool pair_ = false;  //!< a tile over a pair of blocks, one field each (make)
   int rb_ = 4;         //!< log2 of the stages' radix of columns of a constant length (make)
   std::size_t smem_ = 0;
   Cplx* twiddles_ = nullptr;

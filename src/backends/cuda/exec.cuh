@@ -296,7 +296,7 @@ class CudaExec {
     StepDevice d;
     d.kind = StepDevice::Kind::Cuda;
     d.row_shared_bytes = RowKernelEval<Real>::shared_bytes(nx_);
-    d.column_shared_bytes = ColumnKernelEval<Real>::shared_bytes(ny_);
+    d.column_shared_bytes = ColumnKernelEval<Real>::least_shared_bytes(ny_, ColumnKernelEval<Real>::can_pair(prop_));
     d.shared_optin_bytes = prop_.sharedMemPerBlockOptin;
     std::size_t total = 0;
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&d.free_bytes, &total));
@@ -359,7 +359,7 @@ class CudaExec {
     constexpr int kThreads = 256;
     cuda_launch::launch_chained(chained(), cuda_launch::budget_finish_kernel<kThreads>, dim3(members_),
                                 dim3(kThreads), 0, stream_, static_cast<const SpectralSums*>(columns_.partials()),
-                                columns_.tiles(), BudgetWeights{}, graph_.weights(), d_budget_);
+                                columns_.blocks(), BudgetWeights{}, graph_.weights(), d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
   void column_forward(Cplx* a, Cplx* b) { columns_.forward(a, b, stream_); }
@@ -466,7 +466,7 @@ class CudaExec {
     if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
       rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_);
       columns_.make(nx_, ny_, two_thirds_band(nx_) + 1, members_, prop_.sharedMemPerBlockOptin,
-                    prop_.multiProcessorCount);
+                    prop_.multiProcessorCount, ColumnKernelEval<Real>::can_pair(prop_));
     }
     return true;
   }
