@@ -17,17 +17,27 @@ using S = StepStrategy;
 using L = CallbackLevel;
 using Kind = StepDevice::Kind;
 
-//! An H100-like GPU: the row kernel fits (up to 2^13 points, 139 KiB in double), 60 GiB free, a
-//! complex plan's work area twice the real one's.
+//! An H100-like GPU: the row kernel fits (up to 2^13 points, 139 KiB in double), the column
+//! kernel's tiles split over pairs of blocks (clusters), 60 GiB free, a complex plan's work area
+//! twice the real one's.
 StepDevice gpu(std::size_t free_bytes = std::size_t(60) << 30) {
   StepDevice d;
   d.kind = Kind::Cuda;
   d.row_shared_bytes = std::size_t(139) << 10;
-  d.column_shared_bytes = std::size_t(68) << 10;  // a tile of one column of 2048 points in double
+  d.column_shared_bytes = std::size_t(34) << 10;  // a tile of one column of 2048 points, one field, in double
+  d.column_pairs = true;
   d.shared_optin_bytes = 227 << 10;
   d.free_bytes = free_bytes;
   d.work_bytes = std::size_t(4) << 30;
   d.complex_work_bytes = std::size_t(8) << 30;
+  return d;
+}
+//! An A100-like GPU: no clusters, so no pairs of blocks; columns up to 4096 points in double.
+StepDevice no_pairs() {
+  StepDevice d = gpu();
+  d.column_pairs = false;
+  d.column_shared_bytes = std::size_t(68) << 10;  // both fields' column of 2048 points in double
+  d.shared_optin_bytes = 163 << 10;
   return d;
 }
 StepDevice cpu() { return {}; }
@@ -51,7 +61,7 @@ constexpr Precision D = Precision::Double, F = Precision::Single;
 
 // Each row: what the choose_* methods of the GPU backend (and prepare_rows of the CPU one) chose
 // before the plan was data, with no CASCADE_FFT_* variable set, and what measurements changed since
-// (rows and columns for small grids).
+// (rows and columns for small grids, and for large grids in double where blocks pair).
 const AutoCase kAuto[] = {
     // GPU, Basdevant, 2/3: the row kernel from nx = 1024 to 8192, in both precisions.
     // Below, rows and columns from 128^2 to 256^2 (512^2 in double); the plain transforms
@@ -67,10 +77,18 @@ const AutoCase kAuto[] = {
     {problem(256, 256, D, gpu(), false), plan(S::Plain, L::Off, true)},
     {problem(256, 256, D, gpu(), true, false), plan(S::Plain, L::Off, true)},
     {problem(256, 192, D, gpu()), plan(S::Plain, L::Off, true)},
+    // In double, one grid from 2048^2 to 8192^2 (each side), rows and columns where the column
+    // kernel's tiles split over pairs of blocks; else the row kernel.
     {problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false)},
-    {problem(2048, 2048, D, gpu()), plan(S::Rows, L::Off, false)},
-    {problem(4096, 4096, D, gpu()), plan(S::Rows, L::Off, false)},
-    {problem(8192, 8192, D, gpu()), plan(S::Rows, L::Off, false)},
+    {problem(2048, 2048, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(4096, 4096, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(8192, 8192, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(8192, 2048, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(2048, 1024, D, gpu()), plan(S::Rows, L::Off, false)},
+    {problem(2048, 2048, D, no_pairs()), plan(S::Rows, L::Off, false)},
+    {problem(4096, 4096, D, no_pairs()), plan(S::Rows, L::Off, false)},
+    {problem(8192, 8192, D, no_pairs()), plan(S::Rows, L::Off, false)},
+    {problem(2048, 2048, F, gpu()), plan(S::Rows, L::Off, false)},
     {problem(16384, 16384, D, gpu()), plan(S::ComplexPairs, L::All, false)},
     {problem(32768, 32768, D, gpu()), plan(S::ComplexPairs, L::All, false)},
     {problem(1024, 1024, F, gpu()), plan(S::Rows, L::Off, false)},
@@ -177,6 +195,7 @@ TEST(StepPlan, NamedStrategiesAreTakenAsAsked) {
   EXPECT_EQ(plan_step(problem(16384, 16384, F, gpu()), step_request_from("rows", "auto")), plan(S::Rows, L::Off, false));
   // Callbacks alone: the strategy stays auto's.
   EXPECT_EQ(plan_step(problem(4096, 4096, D, gpu()), step_request_from("auto", "store")), plan(S::Rows, L::Store, false));
+  EXPECT_EQ(plan_step(problem(4096, 4096, D, gpu()), step_request_from("auto", "off")), plan(S::RowsColumns, L::Off, false));
   EXPECT_EQ(plan_step(problem(512, 512, D, gpu()), step_request_from("auto", "off")), plan(S::RowsColumns, L::Off, false));
   // Callbacks asked for where auto would take rows and columns: the table's plan, which takes them.
   EXPECT_EQ(plan_step(problem(256, 256, D, gpu()), step_request_from("auto", "store")), plan(S::Plain, L::Store, true));

@@ -72,7 +72,8 @@ StepRow bench_one(BackendKind kind, long n, const std::string& stepper, const st
   StepRequest request = callbacks ? step_request_from(transforms, "auto") : StepRequest{};
   if (!callbacks) {
     const StepStrategy auto_choice = b->plan_for(request, basdevant).strategy;
-    if (auto_choice == StepStrategy::Pruned || auto_choice == StepStrategy::Rows || auto_choice == StepStrategy::CpuRows)
+    if (auto_choice == StepStrategy::Pruned || auto_choice == StepStrategy::Rows ||
+        auto_choice == StepStrategy::RowsColumns || auto_choice == StepStrategy::CpuRows)
       request.transforms = StepRequest::Transforms::Plain;
     request.callbacks = StepRequest::Callbacks::Off;
   }

@@ -296,7 +296,8 @@ class CudaExec {
     StepDevice d;
     d.kind = StepDevice::Kind::Cuda;
     d.row_shared_bytes = RowKernelEval<Real>::shared_bytes(nx_);
-    d.column_shared_bytes = ColumnKernelEval<Real>::least_shared_bytes(ny_, ColumnKernelEval<Real>::can_pair(prop_));
+    d.column_pairs = ColumnKernelEval<Real>::can_pair(prop_);
+    d.column_shared_bytes = ColumnKernelEval<Real>::least_shared_bytes(ny_, d.column_pairs);
     d.shared_optin_bytes = prop_.sharedMemPerBlockOptin;
     std::size_t total = 0;
     CASCADE_CUDA_CHECK(cudaMemGetInfo(&d.free_bytes, &total));
