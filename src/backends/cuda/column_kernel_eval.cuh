@@ -99,6 +99,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
                                                                                        : column_fft::ColumnPass::Forward;
   static_assert(RB == 4 || M > 0, "radix 4 and 8 are for columns of a constant length");
   tile.rb = RB;
+  if constexpr (!kPair) tile.field = -1;  // a constant: the pair's branches compiled away
   if constexpr (M > 0) {
     tile.n = 1 << M;
     tile.m = M;
@@ -203,8 +204,7 @@ class ColumnKernelEval {
     members_ = members;
     twiddles_ = device_twiddles<Real>(ny);
     pair_ = pairs && (ny >= kPairFrom || shared_bytes(ny) > shared_optin);
-    const int held = pair_ ? 1 : 2;
-    const auto bytes = [&](int c) { return shared_bytes(ny, c) / std::size_t(2 / held); };
+    const auto bytes = [&](int c) { return shared_bytes(ny, c) / (pair_ ? 2 : 1); };  // a block's
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
     const auto launched = [&](int c) { return std::size_t(members_) * std::size_t((kept_ + c - 1) / c); };
@@ -224,7 +224,7 @@ class ColumnKernelEval {
       while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
              2 * columns_ * (ny / 16) <= kWide && !wasted(2 * columns_))
         columns_ *= 2;
-    wide_ = held * columns_ * (ny / 16) >= kWide;
+    wide_ = (pair_ ? 1 : 2) * columns_ * (ny / 16) >= kWide;
     smem_ = bytes(columns_);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
@@ -276,44 +276,42 @@ class ColumnKernelEval {
  private:
   template <class Fn>
   void each_instantiation(const Fn& fn) {
-    const auto passes = [&](auto threads, auto m, auto rb) {  // the four passes' kernels of one shape
+    // The four passes' kernels of one shape; `pair`: a tile over a pair of blocks.
+    const auto passes = [&](auto threads, auto m, auto rb, auto pair) {
       constexpr int T = decltype(threads)::value, M = decltype(m)::value, RB = decltype(rb)::value;
-      fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, M, RB>);
-      fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, M, RB>);
-      fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, M, RB>);
-      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, M, RB>);
+      constexpr bool P = decltype(pair)::value;
+      fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, M, RB, P>);
+      fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, M, RB, P>);
+      fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, M, RB, P>);
+      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, M, RB, P>);
     };
     using Threads = std::integral_constant<int, kThreads>;
     using Generic = std::integral_constant<int, 0>;  // the length read at run time
     using Radix16 = std::integral_constant<int, 4>;
     using Radix4 = std::integral_constant<int, 2>;
+    using One = std::false_type;  // a tile a block
+    using Pair = std::true_type;  // a tile over a pair of blocks
     const auto fixed = [&](auto m) {  // the columns of a constant length (kernel_for)
-      passes(Threads{}, m, Radix16{});
-      passes(Threads{}, m, Radix4{});
+      passes(Threads{}, m, Radix16{}, One{});
+      passes(Threads{}, m, Radix4{}, One{});
     };
     fixed(std::integral_constant<int, 7>{});
     fixed(std::integral_constant<int, 8>{});
     fixed(std::integral_constant<int, 9>{});
-    passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{});  // radix 8
-    passes(Threads{}, Generic{}, Radix16{});
-    passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{});
-    const auto pair = [&](auto threads) {  // the pair's four passes
-      constexpr int T = decltype(threads)::value;
-      fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, 0, 4, true>);
-      fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, 0, 4, true>);
-      fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, 0, 4, true>);
-      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, 0, 4, true>);
-    };
-    pair(Threads{});
-    pair(std::integral_constant<int, kWide>{});
+    passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{}, One{});  // radix 8
+    passes(Threads{}, Generic{}, Radix16{}, One{});
+    passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, One{});
+    passes(Threads{}, Generic{}, Radix16{}, Pair{});
+    passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, Pair{});
   }
-  //! The kernel for columns of 2^m_ points: a pair's (kThreads or kWide, the length read at run
-  //! time), else of kThreads, of a constant length from 2^7 to 2^9 or the length read at run time.
+  //! The kernel for columns of 2^m_ points: of kWide threads or a pair's, the length read at run
+  //! time; else of kThreads, of a constant length from 2^7 to 2^9 or the length read at run time.
   template <bool kSums, class Op>
   auto kernel_for() const {
-    if (pair_)
-      return wide_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op, 0, 4, true>
-                   : cuda_launch::column_kernel<kThreads, kSums, Real, Op, 0, 4, true>;
+    if (wide_)
+      return pair_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op, 0, 4, true>
+                   : cuda_launch::column_kernel<kWide, kSums, Real, Op>;
+    if (pair_) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 0, 4, true>;
     if (rb_ == 3 && m_ == 9) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9, 3>;
     if (rb_ == 2) {
       switch (m_) {
@@ -337,9 +335,7 @@ class ColumnKernelEval {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
     const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
-    const auto kernel =
-        wide_ && !pair_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op> : kernel_for<kSums, Op>();
-    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel, grid, dim3(wide_ ? kWide : kThreads), smem_,
+    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid, dim3(wide_ ? kWide : kThreads), smem_,
                                   stream, tile, kept_, op, a, b, member_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
