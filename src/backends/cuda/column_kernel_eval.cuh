@@ -335,8 +335,9 @@ class ColumnKernelEval {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
     const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
-    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid, dim3(wide_ ? kWide : kThreads), smem_,
-                                  stream, tile, kept_, op, a, b, member_size, clock, stage, each, partials_);
+    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid,
+                                  dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_, op, a, b, member_size,
+                                  clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
