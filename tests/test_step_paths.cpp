@@ -142,8 +142,8 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
   // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way;
   // columns of 2048, 4096 and 8192 points (on compute capability 9.0 over pairs of blocks, one
-  // field each: tiles of two columns on 256 and 512 threads, and of one column), tiles of 32
-  // columns of 16, rows of 16 points.
+  // field each, their length a constant: tiles of two columns on 256 and 512 threads, and of
+  // one column), tiles of 32 columns of 16, rows of 16 points.
   struct Case {
     const char* grid;
     double nu;
@@ -162,11 +162,21 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
              "initial: {type: random, k0: " + std::to_string(k.k0) + ", seed: " + std::to_string(k.seed) + "}\n"),
         k.steps, 1e-10);
   }
-  // Single precision's pairs: columns of 4096 points, tiles of two.
-  rows_and_columns_agree<float>(deck("grid: {nx: 64, ny: 4096, ly: 16.0}\nphysics: {nu: 1e-3}\n"
-                                     "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n"
-                                     "initial: {type: random, k0: 4, seed: 7}\n"),
-                                20, 1e-4);
+  // Single precision's pairs: columns of 4096 points, tiles of two (their length a constant);
+  // and the pairs' kernels that read it at run time (ColumnKernelEval::kernel_for): columns of
+  // 16384 points, one a tile on 512 threads, and of 2048, two a tile (of six kept) on 256.
+  struct Single {
+    const char* grid;
+    int seed, steps;
+  };
+  for (const Single& k : {Single{"{nx: 64, ny: 4096, ly: 16.0}", 7, 20}, Single{"{nx: 16, ny: 16384, ly: 128.0}", 8, 10},
+                          Single{"{nx: 16, ny: 2048, ly: 32.0}", 9, 20}}) {
+    SCOPED_TRACE(k.grid);
+    rows_and_columns_agree<float>(deck(std::string("grid: ") + k.grid + "\nphysics: {nu: 1e-3}\n" +
+                                       "forcing: {type: kolmogorov, amplitude: 0.5, wavenumber: 2}\n" +
+                                       "initial: {type: random, k0: 4, seed: " + std::to_string(k.seed) + "}\n"),
+                                  k.steps, 1e-4);
+  }
 }
 
 //! One evaluation, operation against operation: the fused (or pruned) transforms against the

@@ -298,16 +298,38 @@ class ColumnKernelEval {
     fixed(std::integral_constant<int, 7>{});
     fixed(std::integral_constant<int, 8>{});
     fixed(std::integral_constant<int, 9>{});
+    const auto fixed_pair = [&](auto m) {  // the long columns' pairs of a constant length (kernel_for)
+      passes(std::integral_constant<int, pair_threads(decltype(m)::value)>{}, m, Radix16{}, Pair{});
+    };
+    fixed_pair(std::integral_constant<int, 11>{});
+    fixed_pair(std::integral_constant<int, 12>{});
+    fixed_pair(std::integral_constant<int, 13>{});
     passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{}, One{});  // radix 8
     passes(Threads{}, Generic{}, Radix16{}, One{});
     passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, One{});
     passes(Threads{}, Generic{}, Radix16{}, Pair{});
     passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, Pair{});
   }
-  //! The kernel for columns of 2^m_ points: of kWide threads or a pair's, the length read at run
-  //! time; else of kThreads, of a constant length from 2^7 to 2^9 or the length read at run time.
+  //! The threads a block of a pair takes for columns of 2^m points of a square grid (make): in
+  //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two) and 2^13 (one); in single 512
+  //! (four, two, one).
+  static constexpr int pair_threads(int m) { return std::is_same_v<Real, double> && m == 11 ? kThreads : kWide; }
+  //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^13 on
+  //! the threads pair_threads gives it, else of the length read at run time; of kWide threads
+  //! the length read at run time; else of kThreads, of a constant length from 2^7 to 2^9 or the
+  //! length read at run time. The constant lengths compile the index arithmetic and the phases'
+  //! dispatch away (H200, 2026-11-28: `ncu` of the 4096^2 double column kernel of the length read
+  //! at run time counted 80 million integer instructions to 42 million FP64 ones).
   template <bool kSums, class Op>
   auto kernel_for() const {
+    if (pair_ && (wide_ ? kWide : kThreads) == pair_threads(m_)) {
+      switch (m_) {
+        case 11: return cuda_launch::column_kernel<pair_threads(11), kSums, Real, Op, 11, 4, true>;
+        case 12: return cuda_launch::column_kernel<pair_threads(12), kSums, Real, Op, 12, 4, true>;
+        case 13: return cuda_launch::column_kernel<pair_threads(13), kSums, Real, Op, 13, 4, true>;
+        default: break;
+      }
+    }
     if (wide_)
       return pair_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op, 0, 4, true>
                    : cuda_launch::column_kernel<kWide, kSums, Real, Op>;
