@@ -239,15 +239,18 @@ CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) {
 //! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
 //! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
 //! one residue each (q, the digit of p at that stage), so that p = sum q_i M_i holds frequency
-//! k = q_0 + R_0 q_1 + R_0 R_1 q_2 + ... (mixed-radix digit reversal).
+//! k = q_0 + R_0 q_1 + R_0 R_1 q_2 + ... (mixed-radix digit reversal). Every length is a power
+//! of two, so the digits are shifts and masks: q_i sits below bit m - (the bits of stages 0..i)
+//! of p and goes to bit (the bits of stages 0..i-1) of k. (Written with divisions by M_i, it took
+//! 18.9 million of the 129 million warp instructions of the 4096^2 double column kernel, ncu.)
 CASCADE_HD inline int dif_frequency(int m, int p, int rb = 4) {
-  int k = 0, weight = 1;
+  int k = 0, done = 0;  // done: the bits of the stages so far, this one's included
   const int stages = stages_before_last(m, rb) + 1;
+CASCADE_UNROLL
   for (int i = 0; i < stages; ++i) {
     const int bits = stage_bits_of(m, i, rb);
-    const int M = stage_length_of(m, i, rb) >> bits;
-    k += ((p / M) & ((1 << bits) - 1)) * weight;
-    weight <<= bits;
+    done += bits;
+    k |= ((p >> (m - done)) & ((1 << bits) - 1)) << (done - bits);
   }
   return k;
 }

@@ -591,6 +591,18 @@ TEST(ColumnFft, DifFrequencyIsAPermutation) {
     EXPECT_EQ(std::count(hit.begin(), hit.end(), 1), 1 << m) << "m = " << m << ", radix 4";
   }
   EXPECT_EQ(row_fft::dif_frequency(3, 4, 2), 1);  // radix 2 then 4: position 4 is k = 1
+  // The digits by shifts against the digits by divisions by each stage's block length.
+  for (int rb = 2; rb <= 4; ++rb)
+    for (int m = rb; m <= 14; ++m)
+      for (int p = 0; p < (1 << m); ++p) {
+        int k = 0, weight = 1;
+        for (int i = 0; i <= row_fft::stages_before_last(m, rb); ++i) {
+          const int bits = row_fft::stage_bits_of(m, i, rb);
+          k += ((p / (row_fft::stage_length_of(m, i, rb) >> bits)) % (1 << bits)) * weight;
+          weight <<= bits;
+        }
+        ASSERT_EQ(row_fft::dif_frequency(m, p, rb), k) << "m = " << m << ", rb = " << rb << ", p = " << p;
+      }
 }
 
 TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
