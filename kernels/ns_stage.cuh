@@ -83,13 +83,30 @@ struct FusedStage {
     D[idx] = {-ky * y.im * scale, ky * y.re * scale};
   }
 
+  //! What the stage reads at a kept mode: S, the forcing (where there is one, but at k = 0)
+  //! and W (classic tables, but on the stage that saves it and on the last); zero where not read.
+  struct Reads {
+    Complex<Real> s, f, w;
+  };
+  CASCADE_HD Reads reads(std::size_t idx, int i, int j) const {
+    Reads r{};
+    r.s = S[idx];
+    if (F && (i != 0 || j != 0)) r.f = F[idx];
+    if (W && !save_w && !last) r.w = W[idx];
+    return r;
+  }
+
   //! Basdevant's stage at the kept mode idx = (i, j), given the transforms p of u v and q of
   //! v^2 - u^2 there (taken as zero at k = 0): S (and W) updated, and u, v <- the next
   //! evaluation's inputs there. Here (operator()) and over a tile of columns
   //! (StageOfColumns, kernels/column_fft.cuh).
   CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
                             Complex<Real>& v) const {
-    const Complex<Real> y = advance(idx, i, j, p, q);
+    kept_mode(idx, i, j, p, q, u, v, reads(idx, i, j));
+  }
+  CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
+                            Complex<Real>& v, const Reads& in) const {
+    const Complex<Real> y = advance(idx, i, j, p, q, in);
     velocity_of(s.kx(i), s.ky(j), scale, y, u, v);
   }
 
@@ -97,6 +114,12 @@ struct FusedStage {
   //! (Basdevant: p, q those of u v and v^2 - u^2; advective: p that of -u.grad omega, q
   //! unused): S (and W) updated, and Y, the state the next evaluation takes, returned.
   CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q) const {
+    return advance(idx, i, j, p, q, reads(idx, i, j));
+  }
+  //! advance() with what it reads at the mode read already (`in`: reads(idx, i, j)), so that a
+  //! loop over modes can ask memory for the next mode's while it computes this one's.
+  CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
+                                   const Reads& in) const {
     const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
     Complex<Real> k = {Real(0), Real(0)};
     if (i != 0 || j != 0) {
@@ -105,9 +128,9 @@ struct FusedStage {
       } else {
         k = basdevant_term(kx, ky, p, q);
       }
-      if (F) k = caxpy(k, Real(1), F[idx]);
+      if (F) k = caxpy(k, Real(1), in.f);
     }
-    const Complex<Real> s_old = S[idx];
+    const Complex<Real> s_old = in.s;
     if (save_w) W[idx] = s_old;
     // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
     // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
@@ -129,7 +152,7 @@ struct FusedStage {
     }
     S[idx] = snew;
     const Complex<Real> ek = prop(h * dK);
-    const Complex<Real> base = W ? cmul(prop(h * dW), save_w ? s_old : W[idx]) : cmul(ek, snew);
+    const Complex<Real> base = W ? cmul(prop(h * dW), save_w ? s_old : in.w) : cmul(ek, snew);
     return caxpy(base, ha, cmul(ek, k));
   }
 };
@@ -154,10 +177,15 @@ struct SpectralSumsOfMode {
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
+    const Complex<Real> zero = {Real(0), Real(0)};
+    return of(i, j, omega_hat[idx], forcing_hat ? forcing_hat[idx] : zero);
+  }
+  //! The sums of mode (i, j), given omega_hat there (o) and forcing_hat (f; read only where
+  //! forcing_hat is not null).
+  CASCADE_HD SpectralSums of(int i, int j, Complex<Real> o, Complex<Real> f) const {
     const double kx = double(s.kx0) * i, ky = double(s.ky0) * s.my(j), k2 = kx * kx + ky * ky;
     if (k2 <= 0) return SpectralSums{};
     const double w = (i == 0 || s.nyquist_x(i)) ? 1.0 : 2.0;
-    const Complex<Real> o = omega_hat[idx];
     const double a2 = double(o.re) * double(o.re) + double(o.im) * double(o.im);
     const double e = w * a2 / k2;  // twice this mode's energy
     SpectralSums r;
@@ -169,7 +197,6 @@ struct SpectralSumsOfMode {
     r.diss_alpha = double(lin.hypoviscous(Real(k2))) * e;
     r.diss_z = double(lin.damping(Real(k2))) * w * a2;
     if (forcing_hat) {
-      const Complex<Real> f = forcing_hat[idx];
       const double dot = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im));
       const double f2 = w * (double(f.re) * double(f.re) + double(f.im) * double(f.im));
       r.inj = dot / k2;
@@ -222,18 +249,41 @@ struct StageOfColumns {
     sums.set_linear(c);
   }
   CASCADE_HD void set_step(double h, double hb, double ha) { stage.set_step(h, hb, ha); }
-  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
+
+  //! What the stage reads from memory at mode (c, j) of the tile, asked for ahead of its
+  //! arithmetic: ColumnTile::each_mode asks for the next mode's while this one computes, so
+  //! that a thread does not wait for S at each of its modes (ncu, 4096^2 double: the first use
+  //! of S took 11% of the column kernel's stall samples). Whether the mode is kept, its index
+  //! and the stage's reads there; the budget's sums take S and the forcing from them too
+  //! (sums reads the stage's S and F: backend_impl.hpp builds both from the same buffers).
+  struct Ahead {
+    bool keep;
+    std::size_t idx;
+    typename FusedStage<Real>::Reads in;
+  };
+  CASCADE_HD Ahead ahead(int c, int j) const {
     const int i = first_column + c;
-    if (!stage.mask.keep(stage.s, i, j)) {  // S is zero there and stays so; the inputs zero
-      a = b = Complex<Real>{Real(0), Real(0)};
+    Ahead r{};
+    r.keep = stage.mask.keep(stage.s, i, j);  // elsewhere S is zero and stays so: nothing read
+    if (!r.keep) return r;
+    r.idx = base + std::size_t(j) * std::size_t(stage.s.nxh) + std::size_t(i);
+    r.in = stage.reads(r.idx, i, j);
+    return r;
+  }
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b, const Ahead& x) const {
+    const int i = first_column + c;
+    const Complex<Real> zero = {Real(0), Real(0)};
+    if (!x.keep) {  // the inputs zero
+      a = b = zero;
       return SpectralSums{};
     }
-    const std::size_t idx = base + std::size_t(j) * std::size_t(stage.s.nxh) + std::size_t(i);
-    const SpectralSums r = with_sums ? sums(idx) : SpectralSums{};  // S before the stage
+    const SpectralSums r = with_sums ? sums.of(i, j, x.in.s, x.in.f) : SpectralSums{};  // S before the stage
     const bool mean = i == 0 && j == 0;
-    const Complex<Real> zero = {Real(0), Real(0)};
-    stage.kept_mode(idx, i, j, mean ? zero : a, mean ? zero : b, a, b);
+    stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
     return r;
+  }
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
+    return (*this)(c, j, a, b, ahead(c, j));
   }
 };
 
