@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cooperative_groups.h>
@@ -72,6 +73,19 @@ __device__ __forceinline__ void run_phase(const Phases& ph, int p, int modes, Co
   else __syncthreads();
 }
 
+//! The phases P... of a pass, one after the other, each's number a constant where it is inlined
+//! (run_phase and the phases' code are inlined), so that each stage is compiled for its own
+//! radix, length and twiddles. A loop with #pragma unroll did so only while its body stayed below
+//! the compiler's size limit: the 256^2 double stage's kernel (radix 4, nine phases) grew past
+//! it with the reads ahead (column_fft.cuh each_mode), ran its phases as a loop, and executed
+//! 924,000 instructions where it had 528,000 (8.8 -> 11.8 us, ncu, H200); the long columns'
+//! pair kernels had always run theirs as one.
+template <int THREADS, bool kSums, bool kPair, int kModes, class Phases, class Real, int... P>
+__device__ __forceinline__ void run_phases(std::integer_sequence<int, P...>, const Phases& ph, Complex<Real>* a,
+                                           Complex<Real>* b, SpectralSums* partials, int member) {
+  (run_phase<THREADS, kSums, kPair>(ph, P, kModes, a, b, partials, member), ...);
+}
+
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
 //! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
 //! StoreColumns), given its member's first index and the tile's first column here. A stage reads its h-dependent numbers
@@ -132,8 +146,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
       constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
-#pragma unroll
-      for (int p = 0; p < kPhases; ++p) run_phase<THREADS, kSums, kPair>(ph, p, kModes, am, bm, partials, member);
+      run_phases<THREADS, kSums, kPair, kModes>(std::make_integer_sequence<int, kPhases>{}, ph, am, bm, partials, member);
     } else {
       const int modes = ph.mode_phase();
       for (int p = 0; p < ph.count(); ++p) run_phase<THREADS, kSums, kPair>(ph, p, modes, am, bm, partials, member);
