@@ -180,11 +180,12 @@ struct ColumnTile {
   //! Adjacent threads take adjacent columns of one position (one row of the state). In a pair,
   //! field 0's block takes the first half of the positions, field 1's the second.
   //! A functor with ahead(c, j) (ReadsAhead: StageOfColumns) has what it reads from memory at
-  //! a position asked for one position of the thread early, and takes it as a fifth argument;
-  //! the two fields' values there (in a pair, one of them in the partner's shared memory) are
-  //! read that early too: each thread's reads then wait for memory once, not at each of its
-  //! positions (ncu, 4096^2 double: the first uses of S and of the fields' values took 11% and
-  //! 6% of the column kernel's stall samples).
+  //! a position asked for one position of the thread early, and takes it as a fifth argument:
+  //! each thread's reads then wait for memory once, not at each of its positions (ncu, 4096^2
+  //! double: the first use of S took 11% of the column kernel's stall samples). The fields'
+  //! values read that early too (in a pair one of them is the partner's, 6% of the samples)
+  //! held more registers: 2048^2 in double 2-3% faster, 128^2 x 1024 in single 4% slower, the
+  //! rest even (H200), so they are read where they are used.
   template <class R, class Fn>
   CASCADE_HD_INLINE R each_mode(int t0, int dt, const Fn& fn) const {
     R acc{};
@@ -208,25 +209,22 @@ struct ColumnTile {
     if constexpr (!ReadsAhead<Fn>::value) {
       for (; p < end; p += dp) at(p, row_fft::dif_frequency(m, p, rb), col_a[row_fft::pad(p)], col_b[row_fft::pad(p)]);
     } else {
-      // What a position holds once read: its ky index, fn's reads, the fields' values.
+      // What a position holds once read: its ky index, fn's reads.
       struct Read {
         int j = 0;
         typename ReadsAhead<Fn>::type got{};
-        Cx<Real> a{}, b{};
       };
       const auto read = [&](int p) {
         Read r;
         r.j = row_fft::dif_frequency(m, p, rb);
         r.got = fn.ahead(c, r.j);
-        r.a = col_a[row_fft::pad(p)];
-        r.b = col_b[row_fft::pad(p)];
         return r;
       };
       Read next = p < end ? read(p) : Read{};
       for (; p < end; p += dp) {
         const Read here = next;
         if (p + dp < end) next = read(p + dp);
-        at(p, here.j, here.a, here.b, here.got);
+        at(p, here.j, col_a[row_fft::pad(p)], col_b[row_fft::pad(p)], here.got);
       }
     }
     return acc;
