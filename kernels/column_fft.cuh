@@ -76,11 +76,9 @@ CASCADE_HD inline int column_stride(int n) { return row_fft::padded_size(n) + 1;
 
 //! Whether a functor of each_mode asks for what it reads at a mode ahead of its arithmetic
 //! (Fn::ahead(c, j), whose value it then takes as fn(c, j, a, b, ahead)).
-//! type: what ahead returns, or an empty struct.
+//! type: what ahead returns.
 template <class Fn, class = void>
-struct ReadsAhead : std::false_type {
-  struct type {};
-};
+struct ReadsAhead : std::false_type {};
 template <class Fn>
 struct ReadsAhead<Fn, std::void_t<decltype(std::declval<const Fn&>().ahead(0, 0))>> : std::true_type {
   using type = decltype(std::declval<const Fn&>().ahead(0, 0));

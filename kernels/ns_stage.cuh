@@ -282,9 +282,6 @@ struct StageOfColumns {
     stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
     return r;
   }
-  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b) const {
-    return (*this)(c, j, a, b, ahead(c, j));
-  }
 };
 
 //! The inputs of an evaluation of the state omega_hat at the modes of a tile of columns:
