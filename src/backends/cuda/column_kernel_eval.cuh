@@ -86,14 +86,17 @@ __device__ __forceinline__ void run_phases(std::integer_sequence<int, P...>, con
   (run_phase<THREADS, kSums, kPair>(ph, P, kModes, a, b, partials, member), ...);
 }
 
-//! Whether a kernel of columns of 2^M points (M > 0) folds its phases (run_phases) or runs them
-//! as a loop: the pairs' of 4096 and 8192 points loop, as they did before the fold. Folded, the
-//! double stage kernels spilled 160 and 208 bytes (ptxas), and the step took 2.90-2.92 ms at
-//! 4096^2 against 2.83-2.85 looping, 15.50-15.52 at 8192^2 against 15.27-15.35 (H200, one call);
-//! 2048^2's pairs and every smaller kernel gain from the fold. Single precision's pairs did not
-//! spill folded and were faster so (rows and columns 4096^2 2.00 against 2.07 ms, 8192^2 11.16
-//! against 11.47), not yet taken: docs/performance.md.
-constexpr bool folds_phases(bool pair, int m) { return !(pair && m >= 12); }
+//! Whether a kernel of columns of 2^M points (M > 0) in Real folds its phases (run_phases) or
+//! runs them as a loop: double precision's pairs of 4096 and 8192 points loop, as they did
+//! before the fold. Folded, those stage kernels spilled 160 and 208 bytes (ptxas), and the step
+//! took 2.90-2.92 ms at 4096^2 against 2.83-2.85 looping, 15.50-15.52 at 8192^2 against
+//! 15.27-15.35 (H200, one call); 2048^2's pairs and every smaller kernel gain from the fold, and
+//! so do single precision's pairs, which do not spill folded (rows and columns 4096^2 2.00
+//! against 2.07 ms, 8192^2 11.16 against 11.47): docs/performance.md.
+template <class Real>
+constexpr bool folds_phases(bool pair, int m) {
+  return !(std::is_same_v<Real, double> && pair && m >= 12);
+}
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
 //! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
@@ -155,7 +158,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
       constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
-      if constexpr (folds_phases(kPair, M)) {
+      if constexpr (folds_phases<Real>(kPair, M)) {
         run_phases<THREADS, kSums, kPair, kModes>(std::make_integer_sequence<int, kPhases>{}, ph, am, bm, partials,
                                                   member);
       } else {
