@@ -465,7 +465,11 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
     return x;
   };
-  const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {  // as the kernel's threads
+  // As the kernel's threads: each phase run by every thread before the next, the threads (and
+  // a pair's blocks) in turn, or in the reverse order (`reversed`): a thread that read what
+  // another writes in the same phase, where the kernel has no barrier, would then differ.
+  bool reversed = false;
+  const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {
     double total = 0;
     using Phases = std::remove_cv_t<std::remove_reference_t<decltype(ph)>>;
     Phases one = ph, two = ph;
@@ -474,13 +478,14 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
       two.tile = tiles[1];
     }
     const Phases* blocks[2] = {&one, &two};
-    for (int p = 0; p < ph.count(); ++p)
-      for (int block = 0; block < (pair ? 2 : 1); ++block)
-        for (int t = 0; t < threads; ++t) {
-          const double got = blocks[block]->run(p, t, threads, fa.data(), fb.data());
-          if (p != ph.mode_phase()) EXPECT_EQ(got, 0.0) << "phase " << p;  // the kernel adds up that phase's alone
-          total += got;
-        }
+    const int count = (pair ? 2 : 1) * threads;
+    for (int p = 0; p < one.count(); ++p)
+      for (int i = 0; i < count; ++i) {
+        const int k = reversed ? count - 1 - i : i, block = k / threads, t = k % threads;
+        const double got = blocks[block]->run(p, t, threads, fa.data(), fb.data());
+        if (p != one.mode_phase()) EXPECT_EQ(got, 0.0) << "phase " << p;  // the kernel adds up that phase's alone
+        total += got;
+      }
     return total;
   };
   // A functor of the mode: a filter g(c, k) on a, another on b; it counts the modes it sees.
@@ -532,6 +537,20 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
       ASSERT_EQ(a[i].re, a0[i].re);
       ASSERT_EQ(b[i].im, b0[i].im);
     }
+  // The threads of each phase in the reverse order: the same bits.
+  const auto same_bits = [&](const std::vector<C>& x, const std::vector<C>& y, const char* what) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(x[i].re == y[i].re && x[i].im == y[i].im) << what << ", n = " << n << ", element " << i;
+  };
+  {
+    std::vector<C> a2 = a0, b2 = b0;
+    std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
+    reversed = true;
+    EXPECT_EQ(run(stage, a2, b2), double(n) * valid);
+    reversed = false;
+    same_bits(a2, a, "stage, threads reversed");
+    same_bits(b2, b, "stage, threads reversed");
+  }
 
   // The stage again with a functor that reads ahead (as StageOfColumns: each_mode asks for a
   // position's factors one position of the thread early and hands them over with it): the same
@@ -616,6 +635,15 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     for (int k = 0; k < n; ++k) fa[k] *= g(c, k), fb[k] *= h(c, k);
     const double scale = std::max(compare(direct_dft(fa, +1), a, c), compare(direct_dft(fb, +1), b, c));
     EXPECT_LT(err / scale, tol) << "inputs, n = " << n << ", column " << c;
+  }
+  {
+    std::vector<C> a2 = a0, b2 = b0;
+    std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
+    reversed = true;
+    EXPECT_EQ(run(inputs, a2, b2), double(n) * valid);
+    reversed = false;
+    same_bits(a2, a, "inputs, threads reversed");
+    same_bits(b2, b, "inputs, threads reversed");
   }
 }
 
