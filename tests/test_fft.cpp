@@ -537,6 +537,12 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
       ASSERT_EQ(a[i].re, a0[i].re);
       ASSERT_EQ(b[i].im, b0[i].im);
     }
+  // a2, b2 hold the same bits as a, b.
+  const auto same_bits = [&](const std::vector<C>& a2, const std::vector<C>& b2, const char* what) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_TRUE(a2[i].re == a[i].re && a2[i].im == a[i].im && b2[i].re == b[i].re && b2[i].im == b[i].im)
+          << what << ", n = " << n << ", element " << i;
+  };
   // A pass again from a0, b0 with the threads of each phase in the reverse order: the same bits
   // as a, b.
   const auto reversed_gives_the_same = [&](const auto& ph, const char* what) {
@@ -545,11 +551,9 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     reversed = true;
     EXPECT_EQ(run(ph, a2, b2), double(n) * valid);
     reversed = false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      ASSERT_TRUE(a2[i].re == a[i].re && a2[i].im == a[i].im && b2[i].re == b[i].re && b2[i].im == b[i].im)
-          << what << ", threads reversed, n = " << n << ", element " << i;
+    same_bits(a2, b2, what);
   };
-  reversed_gives_the_same(stage, "stage");
+  reversed_gives_the_same(stage, "stage, threads reversed");
 
   // The stage again with a functor that reads ahead (as StageOfColumns: each_mode asks for a
   // position's factors one position of the thread early and hands them over with it): the same
@@ -585,12 +589,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
     for (int c = 0; c < columns; ++c)
       for (int k = 0; k < n; ++k) EXPECT_EQ(asked[std::size_t(k) * columns + c], c < valid ? 1 : 0) << c << " " << k;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      ASSERT_EQ(a2[i].re, a[i].re) << i;
-      ASSERT_EQ(a2[i].im, a[i].im) << i;
-      ASSERT_EQ(b2[i].re, b[i].re) << i;
-      ASSERT_EQ(b2[i].im, b[i].im) << i;
-    }
+    same_bits(a2, b2, "stage, reading ahead");
   }
 
   // Forward: the functor reads each mode, the forward transform of the column there.
@@ -635,7 +634,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     const double scale = std::max(compare(direct_dft(fa, +1), a, c), compare(direct_dft(fb, +1), b, c));
     EXPECT_LT(err / scale, tol) << "inputs, n = " << n << ", column " << c;
   }
-  reversed_gives_the_same(inputs, "inputs");
+  reversed_gives_the_same(inputs, "inputs, threads reversed");
 }
 
 TEST(ColumnFft, DifFrequencyIsAPermutation) {
