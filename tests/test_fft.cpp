@@ -685,7 +685,7 @@ TEST(ColumnFft, HostEmulationMatchesTheDirectTransforms) {
 TEST(ColumnFft, HostEmulationPairOfBlocks) {
   // A tile over two blocks, one field each: a column or several, more threads than a column's
   // butterflies or fewer (the large grids' tiles: 2048 and 4096 points two columns, on 256 and
-  // 512 threads, 8192 one; single's 4096 two).
+  // 512 threads, 8192 one; single's 4096 four and 8192 two, two butterflies a thread of 512).
   check_column_passes<double>(16, 1, 1, 60u, 1e-13, 256, 4, true);
   check_column_passes<double>(64, 4, 3, 61u, 1e-13, 256, 4, true);
   check_column_passes<double>(512, 2, 2, 62u, 1e-13, 16, 4, true);
@@ -694,6 +694,8 @@ TEST(ColumnFft, HostEmulationPairOfBlocks) {
   check_column_passes<double>(4096, 2, 2, 67u, 1e-13, 512, 4, true);
   check_column_passes<double>(8192, 1, 1, 65u, 1e-13, 512, 4, true);
   check_column_passes<float>(4096, 2, 2, 66u, 2e-6, 512, 4, true);
+  check_column_passes<float>(4096, 4, 3, 68u, 2e-6, 512, 4, true);
+  check_column_passes<float>(8192, 2, 2, 69u, 2e-6, 512, 4, true);
 }
 
 TEST(ColumnFft, HostEmulationRadixFour) {

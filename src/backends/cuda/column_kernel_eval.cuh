@@ -247,13 +247,16 @@ class ColumnKernelEval {
            launched(2 * columns_) >= 2 * std::size_t(sms) && !wasted(2 * columns_))
       columns_ *= 2;
     // A pair's tile: the columns of a 32-byte sector of each row (two in double, four in single),
-    // where a block's shared memory and a butterfly a thread of kWide allow it, so that its
+    // where a block's shared memory and two butterflies a thread of kWide allow it, so that its
     // loads and stores take whole sectors: 4096^2 in double 3.60-3.64 -> 3.23-3.26 ms a step
     // (one column on 256 threads a block -> two on 512; H200, 2026-11-28); single 4096^2
-    // 2.68 -> 2.48, but 2048^2 0.603-0.609 -> 0.632-0.634.
+    // 2.68 -> 2.48, but 2048^2 0.603-0.609 -> 0.632-0.634. Two butterflies a thread (the stages
+    // loop over the block's columns) give single precision's 4096 points four columns and 8192
+    // two, where one butterfly gave two and one: 2.03-2.04 -> 1.85-1.87 ms at 4096^2, 11.31-11.33
+    // -> 9.18 at 8192^2 (H200, 2026-11-28). Double's tiles are as before (shared memory).
     if (pair_)
       while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
-             2 * columns_ * (ny / 16) <= kWide && !wasted(2 * columns_))
+             2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
     wide_ = (pair_ ? 1 : 2) * columns_ * (ny / 16) >= kWide;
     smem_ = bytes(columns_);
@@ -343,7 +346,7 @@ class ColumnKernelEval {
   }
   //! The threads a block of a pair takes for columns of 2^m points of a square grid (make): in
   //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two) and 2^13 (one); in single 512
-  //! (four, two, one).
+  //! (four, four, two: two butterflies a thread from 4096 points).
   static constexpr int pair_threads(int m) { return std::is_same_v<Real, double> && m == 11 ? kThreads : kWide; }
   //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^13 on
   //! the threads pair_threads gives it, else of the length read at run time; of kWide threads
