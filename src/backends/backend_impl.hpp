@@ -264,7 +264,12 @@ class BackendImpl final : public Backend<Real> {
   }
   void natural_products(Buffer<Cplx>& a, Buffer<Cplx>& b, Buffer<Real>& u, Buffer<Real>& v) override {
     if constexpr (Exec::kCanFuse) {
-      if (exec_.has_columns()) return exec_.column_forward(a.data(), b.data());  // the columns' forward passes
+      if (exec_.has_columns()) {  // the columns' forward passes, from copies of a, b in u, v
+        for (const Buffer<Cplx>* x : {&a, &b}) check_whole(*x);
+        for (const Buffer<Real>* x : {&u, &v}) check_whole(*x);  // ny nx reals: ny ld complex numbers and more
+        return exec_.column_forward(a.data(), b.data(), reinterpret_cast<Cplx*>(u.data()),
+                                    reinterpret_cast<Cplx*>(v.data()));
+      }
       if (packed(a, b) && paired(u, v)) {
         check_spectral(a, b);
         check_real(u);

@@ -100,10 +100,12 @@ constexpr bool folds_phases(bool pair, int m) {
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
 //! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
-//! StoreColumns), given its member's first index and the tile's first column here. A stage reads its h-dependent numbers
-//! from the step's clock (as Clocked does: a step not taken writes nothing and adds nothing)
-//! and, in an ensemble whose members differ, its member's coefficients; with kSums the budget's
-//! sums of the block go to partials[member][tile] (budget_finish_kernel adds them up).
+//! StoreColumns), given its member's first index in the state (state_size: a member's modes)
+//! and the tile's first column here; a member's work fields start work_size (ny rows of
+//! tile.ld) apart. A stage reads its h-dependent numbers from the step's clock (as Clocked does: a step not taken
+//! writes nothing and adds nothing) and, in an ensemble whose members differ, its member's
+//! coefficients; with kSums the budget's sums of the block go to partials[member][tile]
+//! (budget_finish_kernel adds them up).
 //! Launched chained (chained.cuh) in the step on the device.
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
@@ -114,7 +116,7 @@ constexpr bool folds_phases(bool pair, int m) {
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4, bool kPair = false>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
     column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
-                  Complex<Real>* b, std::size_t member_size, const StepClock* clock, int stage,
+                  Complex<Real>* b, std::size_t work_size, std::size_t state_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
   wait_for_previous();
@@ -145,14 +147,14 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     }
     tile.first_column = index * tile.columns;
     tile.valid = min(tile.columns, kept - tile.first_column);
-    op.base = std::size_t(member) * member_size;
+    op.base = std::size_t(member) * state_size;
     op.first_column = tile.first_column;
     if constexpr (std::is_same_v<Op, StageOfColumns<Real>>) {
       if (each) op.set_linear(each[member]);
       if (clock) op.set_step(clock->h, clock->hb[stage], clock->ha[stage]);
     }
-    Complex<Real>* const am = a + std::size_t(member) * member_size;
-    Complex<Real>* const bm = b + std::size_t(member) * member_size;
+    Complex<Real>* const am = a + std::size_t(member) * work_size;
+    Complex<Real>* const bm = b + std::size_t(member) * work_size;
     using Phases = column_fft::ColumnPhases<Real, R, Op>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
@@ -233,8 +235,10 @@ class ColumnKernelEval {
     while ((1 << m_) < ny) ++m_;
     kept_ = kept;
     members_ = members;
+    if (kept > nx / 2) throw RunError("the column kernel keeps at most nx/2 columns");
     twiddles_ = device_twiddles<Real>(ny);
     pair_ = pairs && (ny >= kPairFrom || shared_bytes(ny) > shared_optin);
+    ld_ = pair_ || members_ > 1 ? work_row(kept) : nx / 2 + 1;
     const auto bytes = [&](int c) { return shared_bytes(ny, c) / (pair_ ? 2 : 1); };  // a block's
     const std::size_t target = std::min<std::size_t>(shared_optin / 2, 100 * 1024);
     columns_ = 1;
@@ -301,11 +305,25 @@ class ColumnKernelEval {
     if (op.with_sums) launch<true>(op, a, b, clock, stage, each, chained, stream);
     else launch<false>(op, a, b, clock, stage, each, chained, stream);
   }
-  //! The forward transforms of the columns alone: a, b as half spectra at the kept columns.
-  void forward(Cplx* a, Cplx* b, cudaStream_t stream) const {
-    const StoreColumns<Real> op{a, b, nx_ / 2 + 1, 0, 0};
+  //! The forward transforms of the columns alone: from a, b (the row kernel's products, rows of
+  //! ld()) to a_out, b_out as half spectra at the kept columns (rows of nx/2 + 1; other buffers
+  //! than a, b unless ld() is nx/2 + 1).
+  void forward(Cplx* a, Cplx* b, Cplx* a_out, Cplx* b_out, cudaStream_t stream) const {
+    const StoreColumns<Real> op{a_out, b_out, nx_ / 2 + 1, 0, 0};
     launch<false>(op, a, b, nullptr, 0, nullptr, false, stream);
   }
+  //! The work fields' row between the row kernel and the column kernel (y in physical space, kx
+  //! in spectral space) where tiles are split over pairs or an ensemble runs: the kept columns,
+  //! rounded up to 32 bytes in both precisions (four complex numbers), so that every row starts
+  //! a sector and a tile's loads and stores of whole sectors take one sector each, not two on
+  //! every other row as with rows of nx/2 + 1, an odd number (ncu, 4096^2 double stage kernel: a
+  //! third of its global sectors were such excess). The columns past kept are never read or
+  //! written; the rows of an ensemble's members run on (a member ny ld). One grid's tiles of
+  //! both fields a block keep rows of nx/2 + 1 (make): with these rows 128^2 to 512^2 were
+  //! 0.5-1% slower (H200; docs/performance.md).
+  static int work_row(int kept) { return (kept + 3) / 4 * 4; }
+  //! The work fields' row: work_row(kept) or nx/2 + 1 (make).
+  int ld() const { return ld_; }
 
  private:
   template <class Fn>
@@ -388,16 +406,18 @@ class ColumnKernelEval {
   template <bool kSums, class Op>
   void launch(const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage, const LinearCoefficients* each,
               bool chained, cudaStream_t stream) const {
-    const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, nx_ / 2 + 1, nullptr, twiddles_};
+    const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, ld_, nullptr, twiddles_};
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
-    const std::size_t member_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
+    const std::size_t work_size = std::size_t(ny_) * std::size_t(ld_);
+    const std::size_t state_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
     cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid,
-                                  dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_, op, a, b, member_size,
-                                  clock, stage, each, partials_);
+                                  dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_, op, a, b, work_size,
+                                  state_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
   int nx_ = 0, ny_ = 0, m_ = 0, kept_ = 0, members_ = 1;
+  int ld_ = 1;  //!< the work fields' row (ld())
   int columns_ = 1, tiles_ = 1;
   bool wide_ = false;  //!< kWide threads a block
   bool pair_ = false;  //!< a tile over a pair of blocks, one field each (make)

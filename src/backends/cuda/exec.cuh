@@ -342,7 +342,7 @@ class CudaExec {
     };
     const MaxTarget<Real> max{d_partials_, d_ticket_, max_out()};
     if (!has_columns()) return rows_.run(pruned_, a, b, cfl, speed, max, chained(), stream_, after);
-    rows_.products(a, b, cfl, speed, max, chained(), stream_);
+    rows_.products(a, b, columns_.ld(), cfl, speed, max, chained(), stream_);
     after();
   }
   //! Whether the passes over the columns are the column kernel's, with the fused stage in them
@@ -363,7 +363,16 @@ class CudaExec {
                                 columns_.blocks(), BudgetWeights{}, graph_.weights(), d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
-  void column_forward(Cplx* a, Cplx* b) { columns_.forward(a, b, stream_); }
+  //! The forward passes alone, the products left as half spectra in a, b: from copies of their
+  //! rows of ColumnKernelEval::ld() in scratch (two buffers of members ny ld complex numbers at
+  //! least: u, v), or in place where those rows are nx/2 + 1 long.
+  void column_forward(Cplx* a, Cplx* b, Cplx* scratch_a, Cplx* scratch_b) {
+    if (columns_.ld() == nx_ / 2 + 1) return columns_.forward(a, b, a, b, stream_);
+    const std::size_t bytes = sizeof(Cplx) * std::size_t(members_) * std::size_t(ny_) * std::size_t(columns_.ld());
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(scratch_a, a, bytes, cudaMemcpyDeviceToDevice, stream_));
+    CASCADE_CUDA_CHECK(cudaMemcpyAsync(scratch_b, b, bytes, cudaMemcpyDeviceToDevice, stream_));
+    columns_.forward(scratch_a, scratch_b, a, b, stream_);
+  }
 
   // ---- the step on the device (step_graph.cuh; Backend::capture_step_graph, run_step_graph)
 

@@ -77,7 +77,7 @@ __device__ inline void run_row_phases(const Phase& phase, int phases) {
 //! Launched chained (chained.cuh) in the step on the device (StepGraph).
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real, M>())
-    row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int nxh, bool cfl,
+    row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int ld, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
   wait_for_previous();
@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
     // Every group runs the same phases (barriers for all); a group past the last row idles.
     for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
       const int row = first + group;
-      Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
-      Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(nxh);
+      Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(ld);
+      Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(ld);
       const auto phase = [&](int p) {
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
@@ -112,8 +112,8 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
     for (int row = blockIdx.x; row < ny; row += gridDim.x) {
-      Complex<Real>* ar = a + std::size_t(row) * std::size_t(nxh);
-      Complex<Real>* br = b + std::size_t(row) * std::size_t(nxh);
+      Complex<Real>* ar = a + std::size_t(row) * std::size_t(ld);
+      Complex<Real>* br = b + std::size_t(row) * std::size_t(ld);
       const auto phase = [&](int p) {
         acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
         __syncthreads();
@@ -246,27 +246,28 @@ class RowKernelEval {
   void run(const PrunedEval<Real>& pruned, Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed,
            const MaxTarget<Real>& max, bool chained, cudaStream_t stream, const After& after) const {
     pruned.columns_inverse(a, b);
-    products(a, b, cfl, speed, max, chained, stream);
+    products(a, b, nx_ / 2 + 1, cfl, speed, max, chained, stream);
     after();
     pruned.columns_forward(a, b);
   }
   //! The row kernel alone: a, b hold every row's kept columns with y in physical space (the
-  //! column passes' or the column kernel's, column_kernel_eval.cuh), in place; `chained`: launched
-  //! chained (chained.cuh), as in the step on the device.
-  void products(Cplx* a, Cplx* b, bool cfl, const CflSpeed<Real>& speed, const MaxTarget<Real>& max, bool chained,
-                cudaStream_t stream) const {
+  //! column passes' or the column kernel's, column_kernel_eval.cuh), rows of ld complex numbers
+  //! (nx/2 + 1 between cuFFT's passes, ColumnKernelEval::ld() between the column kernel's), in
+  //! place; `chained`: launched chained (chained.cuh), as in the step on the device.
+  void products(Cplx* a, Cplx* b, int ld, bool cfl, const CflSpeed<Real>& speed, const MaxTarget<Real>& max,
+                bool chained, cudaStream_t stream) const {
     const row_fft::RowPhases<Real> ph{nx_, log2_, two_thirds_band(nx_) + 1, nullptr, twiddles_, speed, spill_};
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
-        if (!narrow_) launch<128>(ph, a, b, cfl, max, chained, stream);
-        else if (narrow_threads_ == 64) launch<64>(ph, a, b, cfl, max, chained, stream);
-        else if (narrow_threads_ == 128) launch<128>(ph, a, b, cfl, max, chained, stream);
-        else launch<32>(ph, a, b, cfl, max, chained, stream);
+        if (!narrow_) launch<128>(ph, a, b, ld, cfl, max, chained, stream);
+        else if (narrow_threads_ == 64) launch<64>(ph, a, b, ld, cfl, max, chained, stream);
+        else if (narrow_threads_ == 128) launch<128>(ph, a, b, ld, cfl, max, chained, stream);
+        else launch<32>(ph, a, b, ld, cfl, max, chained, stream);
         break;
-      case 10: launch<64>(ph, a, b, cfl, max, chained, stream); break;
-      case 11: launch<128>(ph, a, b, cfl, max, chained, stream); break;
-      case 12: launch<256>(ph, a, b, cfl, max, chained, stream); break;
-      default: launch<512>(ph, a, b, cfl, max, chained, stream); break;
+      case 10: launch<64>(ph, a, b, ld, cfl, max, chained, stream); break;
+      case 11: launch<128>(ph, a, b, ld, cfl, max, chained, stream); break;
+      case 12: launch<256>(ph, a, b, ld, cfl, max, chained, stream); break;
+      default: launch<512>(ph, a, b, ld, cfl, max, chained, stream); break;
     }
   }
 
@@ -322,10 +323,10 @@ class RowKernelEval {
     blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
   }
   template <int THREADS>
-  void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, bool cfl, const MaxTarget<Real>& max,
+  void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, int ld, bool cfl, const MaxTarget<Real>& max,
               bool chained, cudaStream_t stream) const {
     cuda_launch::launch_chained(chained, kernel_for<THREADS>(), dim3(blocks_), dim3(THREADS), smem_, stream, ph, a, b,
-                                ny_, nx_ / 2 + 1, cfl, max.partials, max.ticket, max.result);
+                                ny_, ld, cfl, max.partials, max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
