@@ -77,8 +77,8 @@ const AutoCase kAuto[] = {
     {problem(256, 256, D, gpu(), false), plan(S::Plain, L::Off, true)},
     {problem(256, 256, D, gpu(), true, false), plan(S::Plain, L::Off, true)},
     {problem(256, 192, D, gpu()), plan(S::Plain, L::Off, true)},
-    // In double, one grid from 2048^2 to 8192^2 (each side), rows and columns where the column
-    // kernel's tiles split over pairs of blocks; else the row kernel.
+    // One grid from 2048^2 to 8192^2 (each side), rows and columns where the column kernel's
+    // tiles split over pairs of blocks; else the row kernel.
     {problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false)},
     {problem(2048, 2048, D, gpu()), plan(S::RowsColumns, L::Off, false)},
     {problem(4096, 4096, D, gpu()), plan(S::RowsColumns, L::Off, false)},
@@ -88,12 +88,15 @@ const AutoCase kAuto[] = {
     {problem(2048, 2048, D, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(4096, 4096, D, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(8192, 8192, D, no_pairs()), plan(S::Rows, L::Off, false)},
-    {problem(2048, 2048, F, gpu()), plan(S::Rows, L::Off, false)},
+    {problem(2048, 2048, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(2048, 2048, F, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(16384, 16384, D, gpu()), plan(S::ComplexPairs, L::All, false)},
     {problem(32768, 32768, D, gpu()), plan(S::ComplexPairs, L::All, false)},
     {problem(1024, 1024, F, gpu()), plan(S::Rows, L::Off, false)},
-    {problem(4096, 4096, F, gpu()), plan(S::Rows, L::Off, false)},
-    {problem(8192, 8192, F, gpu()), plan(S::Rows, L::Off, false)},
+    {problem(4096, 4096, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(8192, 8192, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(8192, 2048, F, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(8192, 8192, F, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(16384, 16384, F, gpu()), plan(S::Plain, L::Off, false)},
     // nx decides the row kernel, points the rest.
     {problem(8192, 16384, D, gpu()), plan(S::Rows, L::Off, false)},

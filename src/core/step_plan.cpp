@@ -201,24 +201,25 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     const bool no_callbacks =
         req.callbacks == StepRequest::Callbacks::Auto || req.callbacks == StepRequest::Callbacks::Off;
     const bool small = p.nx <= largest && p.ny <= largest && (sized || points >= sq(1024));
-    // One grid from 2048^2 to 8192^2 in double, on a GPU whose column kernel splits a tile over
-    // a pair of blocks (clusters, compute capability 9.0): rows and columns before the row
-    // products, the column kernel's tiles of one field's columns, whole sectors of a row (H200,
-    // 2026-11-28, rk4, ms a step against the row products: 0.822-0.829 against 0.872-0.873 at
+    // One grid from 2048^2 to 8192^2, on a GPU whose column kernel splits a tile over a pair of
+    // blocks (clusters, compute capability 9.0): rows and columns before the row products, the
+    // column kernel's tiles of one field's columns, whole sectors of a row (H200, 2026-11-28,
+    // rk4, ms a step against the row products: in double 0.822-0.829 against 0.872-0.873 at
     // 2048^2, 3.23-3.26 against 3.57-3.58 at 4096^2, 16.42-16.46 against 17.09-17.11 at 8192^2;
-    // 1024^2 lost, 0.279-0.287 against 0.251-0.256, and single precision at every size, 2.48
-    // against 2.01 at 4096^2, 12.8 against 10.06 at 8192^2). Without pairs they lost at 2048^2
-    // and 4096^2 (0.90, 3.67-3.69) and cannot run at 8192^2.
+    // 1024^2 lost, 0.279-0.287 against 0.251-0.256). Without pairs they lost at 2048^2 and
+    // 4096^2 (0.90, 3.67-3.69) and cannot run at 8192^2. Single precision since its tiles take
+    // two butterflies a thread and the work fields' rows start a sector (column_kernel_eval.cuh;
+    // the same day): 0.492-0.502 against 0.540 at 2048^2, 1.77 against 2.01 at 4096^2,
+    // 8.97-8.98 against 10.27 at 8192^2.
     const auto large_side = [](int n) { return n >= 2048 && n <= 8192; };
-    const bool large = p.members <= 1 && p.precision == Precision::Double && p.device.column_pairs &&
-                       large_side(p.nx) && large_side(p.ny);
+    const bool large = p.members <= 1 && p.device.column_pairs && large_side(p.nx) && large_side(p.ny);
     if ((small || large) && no_callbacks && cannot_run(Strategy::RowsColumns, p, false).empty()) {
       plan.strategy = Strategy::RowsColumns;
       plan.callbacks = Level::Off;
       plan.batched = false;
       plan.why = p.members > 1 ? "auto, rows and columns for an ensemble of grids up to 256^2 (512^2 in double), from "
                                  "1024^2 points in all or 128^2 a member in double"
-                 : large ? "auto, rows and columns for a grid from 2048^2 to 8192^2 in double, tiles over pairs of blocks"
+                 : large ? "auto, rows and columns for a grid from 2048^2 to 8192^2, tiles over pairs of blocks"
                          : "auto, rows and columns for a grid from 128^2 to 256^2 (512^2 in double)";
     } else if (p.members > 1 && r->strategy == Strategy::Plain &&
                cannot_run(Strategy::ComplexPairs, p, false).empty()) {
