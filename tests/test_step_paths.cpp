@@ -162,14 +162,16 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
              "initial: {type: random, k0: " + std::to_string(k.k0) + ", seed: " + std::to_string(k.seed) + "}\n"),
         k.steps, 1e-10);
   }
-  // Single precision's pairs: columns of 4096 points, tiles of two (their length a constant);
-  // and the pairs' kernels that read it at run time (ColumnKernelEval::kernel_for): columns of
-  // 16384 points, one a tile on 512 threads, and of 2048, two a tile (of six kept) on 256.
+  // Single precision's pairs: columns of 4096 points, tiles of four, and of 8192, tiles of two
+  // (two butterflies a thread of 512, their length a constant); and the pairs' kernels that read
+  // it at run time (ColumnKernelEval::kernel_for): columns of 16384 points, one a tile on 512
+  // threads, and of 2048, two a tile (of six kept) on 256.
   struct Single {
     const char* grid;
     int seed, steps;
   };
-  for (const Single& k : {Single{"{nx: 64, ny: 4096, ly: 16.0}", 7, 20}, Single{"{nx: 16, ny: 16384, ly: 128.0}", 8, 10},
+  for (const Single& k : {Single{"{nx: 64, ny: 4096, ly: 16.0}", 7, 20}, Single{"{nx: 32, ny: 8192, ly: 64.0}", 10, 10},
+                          Single{"{nx: 16, ny: 16384, ly: 128.0}", 8, 10},
                           Single{"{nx: 16, ny: 2048, ly: 32.0}", 9, 20}}) {
     SCOPED_TRACE(k.grid);
     rows_and_columns_agree<float>(deck(std::string("grid: ") + k.grid + "\nphysics: {nu: 1e-3}\n" +

@@ -102,10 +102,10 @@ constexpr bool folds_phases(bool pair, int m) {
 //! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
 //! StoreColumns), given its member's first index in the state (state_size: a member's modes)
 //! and the tile's first column here; a member's work fields start work_size (ny rows of
-//! tile.ld) apart. A stage reads its h-dependent numbers from the step's clock (as Clocked does: a step not taken
-//! writes nothing and adds nothing) and, in an ensemble whose members differ, its member's
-//! coefficients; with kSums the budget's sums of the block go to partials[member][tile]
-//! (budget_finish_kernel adds them up).
+//! tile.ld) apart. A stage reads its h-dependent numbers from the step's clock (as Clocked
+//! does: a step not taken writes nothing and adds nothing) and, in an ensemble whose members
+//! differ, its member's coefficients; with kSums the budget's sums of the block go to
+//! partials[member][tile] (budget_finish_kernel adds them up).
 //! Launched chained (chained.cuh) in the step on the device.
 //! M > 0: columns of 2^M points, the pass the one Op makes: the column's length and the phases
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
@@ -115,8 +115,8 @@ constexpr bool folds_phases(bool pair, int m) {
 //! dimension (ColumnKernelEval::launch), on compute capability 9.0 and later alone.
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4, bool kPair = false>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
-    column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a,
-                  Complex<Real>* b, std::size_t work_size, std::size_t state_size, const StepClock* clock, int stage,
+    column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a, Complex<Real>* b,
+                  std::size_t work_size, std::size_t state_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
   wait_for_previous();
