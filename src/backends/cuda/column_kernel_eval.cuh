@@ -316,8 +316,8 @@ class ColumnKernelEval {
   //! in spectral space) where tiles are split over pairs or an ensemble runs: the kept columns,
   //! rounded up to 32 bytes in both precisions (four complex numbers), so that every row starts
   //! a sector and a tile's loads and stores of whole sectors take one sector each, not two on
-  //! every other row as with rows of nx/2 + 1, an odd number (ncu, 4096^2 double stage kernel: a
-  //! third of its global sectors were such excess). The columns past kept are never read or
+  //! every other row as with rows of nx/2 + 1, an odd number (ncu, 4096^2 double stage kernel:
+  //! 5.4 of its 23.5 million global sectors). The columns past kept are never read or
   //! written; the rows of an ensemble's members run on (a member ny ld). One grid's tiles of
   //! both fields a block keep rows of nx/2 + 1 (make): with these rows 128^2 to 512^2 were
   //! 0.5-1% slower (H200; docs/performance.md).
