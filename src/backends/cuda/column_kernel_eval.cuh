@@ -408,6 +408,8 @@ class ColumnKernelEval {
               bool chained, cudaStream_t stream) const {
     const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, ld_, nullptr, twiddles_};
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
+    // work_size is tile.n tile.ld, passed rather than derived in the kernel: derived there, ptxas
+    // gave more kernels other registers (the 256^2 single stage kernel 80 -> 84; not timed).
     const std::size_t work_size = std::size_t(ny_) * std::size_t(ld_);
     const std::size_t state_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
     cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid,
