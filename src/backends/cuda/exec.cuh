@@ -472,9 +472,10 @@ class CudaExec {
       return false;
     }
     if (pruned()) pruned_.share(stream_, d_work_);
-    if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_);
+    const bool stage = RowKernelEval<Real>::can_stage(prop_);
+    if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_, 1, stage);
     if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
-      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_);
+      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_, stage);
       columns_.make(nx_, ny_, two_thirds_band(nx_) + 1, members_, prop_.sharedMemPerBlockOptin,
                     prop_.multiProcessorCount, ColumnKernelEval<Real>::can_pair(prop_));
     }

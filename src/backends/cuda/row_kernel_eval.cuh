@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <cuda/ptx>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -64,6 +66,83 @@ __device__ inline void run_row_phases(const Phase& phase, int phases) {
   }
 }
 
+//! A row's kept columns of both fields copied into shared memory ahead of the row (kStaged in
+//! row_products_kernel): the block's thread 0 starts the copies of the next row (two bulk
+//! copies, cp.async.bulk, compute capability 9.0) once the load phase has read the staged row,
+//! and they complete on an mbarrier while the row transforms; the next load phase reads shared
+//! memory, not global memory. A field's copy starts at the 16-byte boundary at or before its
+//! row (single precision's rows of nx/2 + 1 are 8-byte aligned) and ends at one past its kept
+//! columns, rounded up to 16 bytes, inside the row.
+template <class Real>
+struct RowStaging {
+  //! Bytes of shared memory a field's staged row takes.
+  __host__ __device__ static constexpr std::size_t field_bytes(int kept) {
+    return ((std::size_t(kept) + 1) * sizeof(Complex<Real>) + 15) / 16 * 16;
+  }
+  //! Bytes of shared memory the staging takes after the row's: both fields and the mbarrier.
+  __host__ __device__ static constexpr std::size_t bytes(int kept) { return 2 * field_bytes(kept) + 16; }
+
+  unsigned char* at;  //!< field a's staged row, then b's, then the mbarrier
+  std::size_t field;  //!< field_bytes(kept)
+
+  __device__ std::uint64_t* barrier() const { return reinterpret_cast<std::uint64_t*>(at + 2 * field); }
+  //! Where column 0 of a row starting at `row` (global memory) is in the staged copy of field f.
+  __device__ const Complex<Real>* column0(int f, const Complex<Real>* row) const {
+    return reinterpret_cast<const Complex<Real>*>(at + f * field + (reinterpret_cast<std::uintptr_t>(row) & 15));
+  }
+  //! Thread 0, once: the mbarrier, for one arrival a phase (the thread's, with the bytes).
+  __device__ void init() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cuda::ptx::mbarrier_init(barrier(), 1);
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+#endif
+  }
+  //! Thread 0: start the copies of the kept columns of the rows ar, br, after every thread's
+  //! reads of the last staged row (a barrier before it).
+  __device__ void fetch(const Complex<Real>* ar, const Complex<Real>* br, int kept) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const Complex<Real>* rows[2] = {ar, br};
+    std::uint32_t size[2];
+    const unsigned char* from[2];
+    for (int f = 0; f < 2; ++f) {
+      const auto start = reinterpret_cast<std::uintptr_t>(rows[f]);
+      from[f] = reinterpret_cast<const unsigned char*>(start & ~std::uintptr_t(15));
+      size[f] = std::uint32_t(((start & 15) + std::size_t(kept) * sizeof(Complex<Real>) + 15) / 16 * 16);
+    }
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // the reads before the async writes
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                         barrier(), size[0] + size[1]);
+    for (int f = 0; f < 2; ++f)
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, at + f * field, from[f], size[f],
+                               barrier());
+#else
+    __trap();  // launched only where can_stage holds
+#endif
+  }
+  //! Every thread: wait for the copies of the phase `parity` (0 for a block's first row, then
+  //! alternating).
+  __device__ void wait(unsigned parity) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    while (!cuda::ptx::mbarrier_try_wait_parity(barrier(), parity)) {
+    }
+#endif
+  }
+};
+
+//! Whether rows of 2^m points (one part) are staged (RowStaging) where the row kernel is not
+//! launched chained: where a row takes 64 KiB of shared memory or more (4096 points and 8192 in
+//! double, 8192 in single), so that a multiprocessor holds one or two rows, whose loads had
+//! little to hide behind. H200, ms a step launched by the host, without staging against with:
+//! double 4096^2 2.79-2.82 against 2.69-2.72, 8192^2 14.9-15.2 against 14.4-14.7; single
+//! 8192^2 8.87-8.97 against 8.77-8.90. Shorter rows gained nothing (single 4096^2 lost 0.3-0.6%,
+//! 2048^2 was even). Where the kernel is chained (the step on the device), a staged row kernel,
+//! which fills a multiprocessor's shared memory, made the step slower (4096^2 2.77 against 2.95
+//! ms, 8192^2 15.4 against 16.6; docs/performance.md), so it runs there without.
+template <class Real>
+constexpr bool staged_rows(int m) {
+  return m <= 13 && (sizeof(Complex<Real>) << m) >= (std::size_t(1) << 16);
+}
+
 //! kGrouped: rows of 16 THREADS points or fewer, a group of threads a row and several rows a
 //! block at once, each in its own part of shared memory (RowKernelEval::rows_at_once); else a
 //! row a block, the loops' stride the constant THREADS (a runtime stride, tried, cost 3-10% a
@@ -74,8 +153,10 @@ __device__ inline void run_row_phases(const Phase& phase, int phases) {
 //! instructions: docs/gpu-step.md; a large grid's row kernel is a thread's one butterfly a
 //! phase, for which the same held: 1-4% a step from 1024^2 to 8192^2).
 //! RB: log2 of the stages' radix (4, or 2 or 3 for grouped rows of a constant length).
+//! kStaged (rows of one part, staged_rows(M)): the next row's kept columns copied into shared
+//! memory after the row's, while the row transforms (RowStaging).
 //! Launched chained (chained.cuh) in the step on the device (StepGraph).
-template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4>
+template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4, bool kStaged = false>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real, M>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int ld, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
@@ -84,6 +165,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   let_next_launch();
   static_assert(M == 0 || kGrouped == (M < 10), "rows of a constant length below 1024 points are grouped");
   static_assert(RB == 4 || (M > 0 && kGrouped), "radix 4 and 8 are for grouped rows of a constant length");
+  static_assert(!kStaged || (M > 0 && !kGrouped && staged_rows<Real>(M)), "staged rows are rows of one part, a block's");
   ph.flight = row_loads_in_flight<kGrouped, Real, M>();
   if constexpr (M > 0) {
     ph.n = 1 << M;
@@ -111,14 +193,40 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
     }
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
-    for (int row = blockIdx.x; row < ny; row += gridDim.x) {
-      Complex<Real>* ar = a + std::size_t(row) * std::size_t(ld);
-      Complex<Real>* br = b + std::size_t(row) * std::size_t(ld);
-      const auto phase = [&](int p) {
-        acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
-        __syncthreads();
-      };
-      run_row_phases<M, RB>(phase, phases);
+    if constexpr (kStaged) {
+      const RowStaging<Real> staged{row_smem + sizeof(Complex<Real>) * row_fft::padded_size(1 << M),
+                                    RowStaging<Real>::field_bytes(ph.kept)};
+      const auto row_of = [&](Complex<Real>* f, int row) { return f + std::size_t(row) * std::size_t(ld); };
+      if (threadIdx.x == 0) {
+        staged.init();
+        staged.fetch(row_of(a, blockIdx.x), row_of(b, blockIdx.x), ph.kept);  // the grid has no block without a row
+      }
+      __syncthreads();
+      unsigned parity = 0;
+      for (int row = blockIdx.x; row < ny; row += gridDim.x, parity ^= 1) {
+        Complex<Real>* ar = row_of(a, row);
+        Complex<Real>* br = row_of(b, row);
+        const Complex<Real>* ai = staged.column0(0, ar);
+        const Complex<Real>* bi = staged.column0(1, br);
+        const int next = row + gridDim.x;
+        const auto phase = [&](int p) {
+          if (p == 0) staged.wait(parity);
+          acc = op(acc, ph.run(p, threadIdx.x, THREADS, ai, bi, ar, br));
+          __syncthreads();
+          if (p == 0 && threadIdx.x == 0 && next < ny) staged.fetch(row_of(a, next), row_of(b, next), ph.kept);
+        };
+        run_row_phases<M, RB>(phase, phases);
+      }
+    } else {
+      for (int row = blockIdx.x; row < ny; row += gridDim.x) {
+        Complex<Real>* ar = a + std::size_t(row) * std::size_t(ld);
+        Complex<Real>* br = b + std::size_t(row) * std::size_t(ld);
+        const auto phase = [&](int p) {
+          acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
+          __syncthreads();
+        };
+        run_row_phases<M, RB>(phase, phases);
+      }
     }
   }
   if (!cfl) return;
@@ -179,6 +287,16 @@ class RowKernelEval {
     return sizeof(Cplx) * std::size_t(rows_at_once(m)) * std::size_t(row_fft::padded_size(1 << m));
   }
 
+  //! Whether this build can stage rows (RowStaging) on the device `prop` describes: bulk copies
+  //! and mbarriers (compute capability 9.0 and later), and the staged kernels compiled for them.
+  static bool can_stage(const cudaDeviceProp& prop) {
+    if (prop.major < 9) return false;
+    cudaFuncAttributes attr{};
+    CASCADE_CUDA_CHECK(cudaFuncGetAttributes(
+        &attr, reinterpret_cast<const void*>(cuda_launch::row_products_kernel<512, false, Real, 13, 4, true>)));
+    return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+  }
+
   RowKernelEval() = default;
   RowKernelEval(const RowKernelEval&) = delete;
   RowKernelEval& operator=(const RowKernelEval&) = delete;
@@ -190,7 +308,9 @@ class RowKernelEval {
   //! The twiddle table exp(2 pi i k / nx), the shared memory and the grid: as many blocks as
   //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
   //! `ny`: the rows of every field (an ensemble's members' rows run on), of `members` fields.
-  void make(int nx, int ny, int sms, int blocks_cap, int members = 1) {
+  //! `stage` (can_stage): rows of one part are staged (RowStaging) where staged_rows says, the
+  //! kernel is not launched chained and the staging costs no block a multiprocessor.
+  void make(int nx, int ny, int sms, int blocks_cap, int members = 1, bool stage = false) {
     nx_ = nx;
     ny_ = ny;
     log2_ = log2_for(nx);
@@ -215,17 +335,18 @@ class RowKernelEval {
     narrow_threads_ = rb_ != 4 ? std::max(32, std::min(128, (1 << log2_) >> rb_)) : 32;
     smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? narrow_threads_ : 0, rb_)) *
             std::size_t(row_fft::padded_size(1 << log2_));
+    stage = stage && nx_ == 1 << log2_ && cuda_launch::staged_rows<Real>(log2_);
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
-        if (!narrow_) size<128>(sms, blocks_cap);
-        else if (narrow_threads_ == 64) size<64>(sms, blocks_cap);
-        else if (narrow_threads_ == 128) size<128>(sms, blocks_cap);
-        else size<32>(sms, blocks_cap);
+        if (!narrow_) size<128>(sms, blocks_cap, stage);
+        else if (narrow_threads_ == 64) size<64>(sms, blocks_cap, stage);
+        else if (narrow_threads_ == 128) size<128>(sms, blocks_cap, stage);
+        else size<32>(sms, blocks_cap, stage);
         break;
-      case 10: size<64>(sms, blocks_cap); break;
-      case 11: size<128>(sms, blocks_cap); break;
-      case 12: size<256>(sms, blocks_cap); break;
-      default: size<512>(sms, blocks_cap); break;
+      case 10: size<64>(sms, blocks_cap, stage); break;
+      case 11: size<128>(sms, blocks_cap, stage); break;
+      case 12: size<256>(sms, blocks_cap, stage); break;
+      default: size<512>(sms, blocks_cap, stage); break;
     }
     const std::size_t split = std::size_t(nx_) >> log2_;
     if (split > 1) {  // each block's parts of a row but the last (RowPhases)
@@ -277,20 +398,27 @@ class RowKernelEval {
   //! else 128; radix 4: a row's quarter of its points, 32 or 64; radix 8 at 2^9: 64 or 128) and
   //! from 2^10 to 2^13 (a row a block of threads_for's), else the length read at run time (rows
   //! of 16 to 64 points, and rows in parts). Only those are compiled.
+  //! `staged`: the kernel with RowStaging (rows of one part, staged_rows).
   template <int THREADS>
-  auto kernel_for() const {
+  auto kernel_for(bool staged) const {
     using Kernel = decltype(&cuda_launch::row_products_kernel<THREADS, true, Real>);
     const bool whole = nx_ == 1 << log2_;  // one part
+    const auto one_part = [staged](auto m) {
+      constexpr int M = decltype(m)::value;
+      if constexpr (cuda_launch::staged_rows<Real>(M))
+        if (staged) return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real, M, 4, true>);
+      return Kernel(cuda_launch::row_products_kernel<THREADS, false, Real, M>);
+    };
     if constexpr (THREADS >= 256) {
-      if constexpr (THREADS == 256) if (log2_ == 12 && whole) return Kernel(cuda_launch::row_products_kernel<256, false, Real, 12>);
+      if constexpr (THREADS == 256) if (log2_ == 12 && whole) return one_part(std::integral_constant<int, 12>{});
       if constexpr (THREADS == 512) {
-        if (log2_ == 13 && whole) return Kernel(cuda_launch::row_products_kernel<512, false, Real, 13>);
+        if (log2_ == 13 && whole) return one_part(std::integral_constant<int, 13>{});
         if (log2_ == 13) return Kernel(cuda_launch::row_products_kernel<512, false, Real>);
       }
     } else {
       if (log2_ > 9) {
-        if constexpr (THREADS == 64) if (log2_ == 10 && whole) return Kernel(cuda_launch::row_products_kernel<64, false, Real, 10>);
-        if constexpr (THREADS == 128) if (log2_ == 11 && whole) return Kernel(cuda_launch::row_products_kernel<128, false, Real, 11>);
+        if constexpr (THREADS == 64) if (log2_ == 10 && whole) return one_part(std::integral_constant<int, 10>{});
+        if constexpr (THREADS == 128) if (log2_ == 11 && whole) return one_part(std::integral_constant<int, 11>{});
       } else if (rb_ == 3) {
         if constexpr (THREADS == 64) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<64, true, Real, 9, 3>);
         if constexpr (THREADS == 128) if (log2_ == 9) return Kernel(cuda_launch::row_products_kernel<128, true, Real, 9, 3>);
@@ -313,19 +441,36 @@ class RowKernelEval {
     throw RunError("the row kernel has no blocks of " + std::to_string(THREADS) + " threads in radix " +
                    std::to_string(1 << rb_) + " for rows of " + std::to_string(nx_) + " points");
   }
+  //! The grid, and staged_smem_ where `stage` and the staging costs no block a multiprocessor.
   template <int THREADS>
-  void size(int sms, int blocks_cap) {
-    auto* kernel = kernel_for<THREADS>();
-    CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
-    int per_sm = 0;
-    CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem_));
+  void size(int sms, int blocks_cap, bool stage) {
+    const auto blocks_per_sm = [&](bool staged, std::size_t smem) {
+      auto* kernel = kernel_for<THREADS>(staged);
+      int per_sm = 0;
+      const cudaError_t set = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+      if (staged && set != cudaSuccess) {  // more than a block may take: not staged
+        cudaGetLastError();
+        return 0;
+      }
+      CASCADE_CUDA_CHECK(set);
+      CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem));
+      return per_sm;
+    };
+    const int per_sm = blocks_per_sm(false, smem_);
+    staged_smem_ = 0;
+    if (stage) {
+      const std::size_t staged = smem_ + cuda_launch::RowStaging<Real>::bytes(two_thirds_band(nx_) + 1);
+      if (blocks_per_sm(true, staged) >= std::max(per_sm, 1)) staged_smem_ = staged;
+    }
     const int at_once = rows_at_once(log2_, THREADS, rb_), rows = (ny_ + at_once - 1) / at_once;  // blocks with work
     blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
   }
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, int ld, bool cfl, const MaxTarget<Real>& max,
               bool chained, cudaStream_t stream) const {
-    cuda_launch::launch_chained(chained, kernel_for<THREADS>(), dim3(blocks_), dim3(THREADS), smem_, stream, ph, a, b,
+    const bool staged = staged_smem_ && !chained;
+    cuda_launch::launch_chained(chained, kernel_for<THREADS>(staged), dim3(blocks_), dim3(THREADS),
+                                staged ? staged_smem_ : smem_, stream, ph, a, b,
                                 ny_, ld, cfl, max.partials, max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
@@ -335,6 +480,7 @@ class RowKernelEval {
   int narrow_threads_ = 32;  //!< threads a narrow block (a row's: radix 4 and 8 take more)
   int rb_ = 4;               //!< log2 of the radix of the stages of rows of a constant length
   std::size_t smem_ = 0;
+  std::size_t staged_smem_ = 0;  //!< the shared memory a block of staged rows: 0 where not staged (size)
   int blocks_ = 1;
   Cplx* twiddles_ = nullptr;
   Cplx* spill_ = nullptr;
