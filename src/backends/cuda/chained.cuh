@@ -37,12 +37,13 @@ __device__ __forceinline__ void let_next_launch() {
 #endif
 }
 
-//! Whether `kernel`, as this build has it for the device `prop` describes, waits in
-//! wait_for_previous (compiled for compute capability 9.0 or later: a build whose code for the
-//! device is PTX of an earlier architecture has the wait compiled away) on a device that can
-//! launch it chained.
+//! Whether `kernel`, as this build has it for the device `prop` describes, has its code of
+//! compute capability 9.0 or later on a device of 9.0 or later: a build whose code for the
+//! device is PTX of an earlier architecture has that code compiled away (wait_for_previous's
+//! wait, so that the kernel cannot be launched chained; a pair's clusters; staged rows' bulk
+//! copies).
 template <class Kernel>
-bool can_chain(Kernel* kernel, const cudaDeviceProp& prop) {
+bool runs_sm90_code(Kernel* kernel, const cudaDeviceProp& prop) {
   if (prop.major < 9) return false;
   cudaFuncAttributes attr{};
   CASCADE_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel)));

@@ -205,12 +205,8 @@ class ColumnKernelEval {
   //! Whether this build can split tiles over pairs of blocks on the device `prop` describes:
   //! clusters (compute capability 9.0 and later), and the pair kernels compiled for them.
   static bool can_pair(const cudaDeviceProp& prop) {
-    if (prop.major < 9) return false;
-    cudaFuncAttributes attr{};
-    CASCADE_CUDA_CHECK(cudaFuncGetAttributes(
-        &attr, reinterpret_cast<const void*>(
-                   cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, 0, 4, true>)));
-    return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+    auto* const kernel = cuda_launch::column_kernel<kThreads, false, Real, InputsOfColumns<Real>, 0, 4, true>;
+    return cuda_launch::runs_sm90_code(kernel, prop);
   }
 
   ColumnKernelEval() = default;

@@ -81,7 +81,7 @@ class CudaExec {
     CASCADE_CUDA_CHECK(cudaHostAlloc(&h_max_, sizeof(Real), cudaHostAllocMapped));
     CASCADE_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_max_), h_max_, 0));
     CASCADE_CUDA_CHECK(cudaEventCreateWithFlags(&max_ready_, cudaEventDisableTiming));
-    chain_ = cuda_launch::can_chain(step_graph_kernels::step_clock_kernel<Real>, prop_);
+    chain_ = cuda_launch::runs_sm90_code(step_graph_kernels::step_clock_kernel<Real>, prop_);
     graph_.set_chained(chain_);
   }
 

@@ -290,11 +290,7 @@ class RowKernelEval {
   //! Whether this build can stage rows (RowStaging) on the device `prop` describes: bulk copies
   //! and mbarriers (compute capability 9.0 and later), and the staged kernels compiled for them.
   static bool can_stage(const cudaDeviceProp& prop) {
-    if (prop.major < 9) return false;
-    cudaFuncAttributes attr{};
-    CASCADE_CUDA_CHECK(cudaFuncGetAttributes(
-        &attr, reinterpret_cast<const void*>(cuda_launch::row_products_kernel<512, false, Real, 13, 4, true>)));
-    return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+    return cuda_launch::runs_sm90_code(cuda_launch::row_products_kernel<512, false, Real, 13, 4, true>, prop);
   }
 
   RowKernelEval() = default;
