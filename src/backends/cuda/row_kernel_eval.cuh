@@ -129,15 +129,12 @@ struct RowStaging {
   }
 };
 
-//! Whether rows of 2^m points (one part) are staged (RowStaging) where the row kernel is not
-//! launched chained: where a row takes 64 KiB of shared memory or more (4096 points and 8192 in
-//! double, 8192 in single), so that a multiprocessor holds one or two rows, whose loads had
-//! little to hide behind. H200, ms a step launched by the host, without staging against with:
-//! double 4096^2 2.79-2.82 against 2.69-2.72, 8192^2 14.9-15.2 against 14.4-14.7; single
-//! 8192^2 8.87-8.97 against 8.77-8.90. Shorter rows gained nothing (single 4096^2 lost 0.3-0.6%,
-//! 2048^2 was even). Where the kernel is chained (the step on the device), a staged row kernel,
-//! which fills a multiprocessor's shared memory, made the step slower (4096^2 2.77 against 2.95
-//! ms, 8192^2 15.4 against 16.6; docs/performance.md), so it runs there without.
+//! Whether rows of 2^m points (one part) are staged (RowStaging): where a row takes 64 KiB of
+//! shared memory or more (4096 points and 8192 in double, 8192 in single), so that a
+//! multiprocessor holds one or two rows, whose loads had little to hide behind. H200, ms a step
+//! launched by the host, without staging against with: double 4096^2 2.79-2.82 against
+//! 2.69-2.72, 8192^2 14.9-15.2 against 14.4-14.7; single 8192^2 8.87-8.97 against 8.77-8.90.
+//! Shorter rows gained nothing (single 4096^2 lost 0.3-0.6%, 2048^2 was even).
 template <class Real>
 constexpr bool staged_rows(int m) {
   return m <= 13 && (sizeof(Complex<Real>) << m) >= (std::size_t(1) << 16);
@@ -155,14 +152,20 @@ constexpr bool staged_rows(int m) {
 //! RB: log2 of the stages' radix (4, or 2 or 3 for grouped rows of a constant length).
 //! kStaged (rows of one part, staged_rows(M)): the next row's kept columns copied into shared
 //! memory after the row's, while the row transforms (RowStaging).
-//! Launched chained (chained.cuh) in the step on the device (StepGraph).
+//! Launched chained (chained.cuh) in the step on the device (StepGraph); a staged kernel lets
+//! the next one launch only at its end.
 template <int THREADS, bool kGrouped, class Real, int M = 0, int RB = 4, bool kStaged = false>
 __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, Real, M>())
     row_products_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int ld, bool cfl,
                         Real* d_partials, unsigned* d_ticket, Real* result) {
   extern __shared__ __align__(16) unsigned char row_smem[];
   wait_for_previous();
-  let_next_launch();
+  // A staged kernel lets the next kernel of a chain launch at its end: let launch here, the
+  // step on the device got slower (H200, 4096^2 double 2.77 ms unstaged, 2.95 staged and let
+  // launch here, 2.68 staged and let launch at its end; 8192^2 15.45, 16.6, 14.93). Our reading:
+  // the next kernel's blocks started on multiprocessors configured for the staged kernel's
+  // shared memory, with L1 shrunk.
+  if constexpr (!kStaged) let_next_launch();
   static_assert(M == 0 || kGrouped == (M < 10), "rows of a constant length below 1024 points are grouped");
   static_assert(RB == 4 || (M > 0 && kGrouped), "radix 4 and 8 are for grouped rows of a constant length");
   static_assert(!kStaged || (M > 0 && !kGrouped && staged_rows<Real>(M)), "staged rows are rows of one part, a block's");
@@ -304,8 +307,8 @@ class RowKernelEval {
   //! The twiddle table exp(2 pi i k / nx), the shared memory and the grid: as many blocks as
   //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
   //! `ny`: the rows of every field (an ensemble's members' rows run on), of `members` fields.
-  //! `stage` (can_stage): rows of one part are staged (RowStaging) where staged_rows says, the
-  //! kernel is not launched chained and the staging costs no block a multiprocessor.
+  //! `stage` (can_stage): rows of one part are staged (RowStaging) where staged_rows says and
+  //! the staging costs no block a multiprocessor.
   void make(int nx, int ny, int sms, int blocks_cap, int members = 1, bool stage = false) {
     nx_ = nx;
     ny_ = ny;
@@ -464,7 +467,7 @@ class RowKernelEval {
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, int ld, bool cfl, const MaxTarget<Real>& max,
               bool chained, cudaStream_t stream) const {
-    const bool staged = staged_smem_ && !chained;
+    const bool staged = staged_smem_ != 0;
     cuda_launch::launch_chained(chained, kernel_for<THREADS>(staged), dim3(blocks_), dim3(THREADS),
                                 staged ? staged_smem_ : smem_, stream, ph, a, b,
                                 ny_, ld, cfl, max.partials, max.ticket, max.result);
