@@ -24,14 +24,14 @@
 //! forward transforms alone (the products as half spectra for the transfer spectra).
 //!
 //! Shared memory: column c of field f (0: a, 1: b) at s + (f C + c) stride, its element y at
-//! pad(y) (row_fft's padding, one element in 16); stride = padded_size(n) + 1, so that the
-//! tile's columns fall on different banks. On compute capability 9.0 and later, for long
-//! columns (ny from 2048, and wherever a column of both fields would not fit a block), a tile is
-//! split over a pair of blocks, a cluster of two: each holds one field's columns and transforms
-//! them, and the phase of each mode reads and writes the other field in its partner's shared
-//! memory. The phases are CASCADE_HD functions of (phase, thread, threads) between barriers, so
-//! that the host runs them thread by thread in the tests (tests/test_fft.cpp, ColumnFft) against
-//! direct transforms.
+//! Layout::at(y) (row_fft's layouts: padded, one element in 16, or swizzled); stride =
+//! Layout::size(n) + 1, so that the tile's columns fall on different banks. On compute
+//! capability 9.0 and later, for long columns (ny from 2048, and wherever a column of both
+//! fields would not fit a block), a tile is split over a pair of blocks, a cluster of two: each
+//! holds one field's columns and transforms them, and the phase of each mode reads and writes
+//! the other field in its partner's shared memory. The phases are CASCADE_HD functions of
+//! (phase, thread, threads) between barriers, so that the host runs them thread by thread in the
+//! tests (tests/test_fft.cpp, ColumnFft) against direct transforms.
 #pragma once
 
 #include <cstddef>
@@ -71,8 +71,12 @@ CASCADE_HD_INLINE int log2_of(int pow2) {
 #endif
 }
 
-//! The shared memory a column of n points takes in a tile, in elements.
-CASCADE_HD inline int column_stride(int n) { return row_fft::padded_size(n) + 1; }
+//! The shared memory a column of n points takes in a tile, in elements, in a layout of
+//! row_fft's (Padded, Swizzled).
+template <class Layout = row_fft::Padded>
+CASCADE_HD inline int column_stride(int n) {
+  return Layout::size(n) + 1;
+}
 
 //! Whether a functor of each_mode asks for what it reads at a mode ahead of its arithmetic
 //! (Fn::ahead(c, j), whose value it then takes as fn(c, j, a, b, ahead)).
@@ -90,8 +94,8 @@ struct ReadsAhead<Fn, std::void_t<decltype(std::declval<const Fn&>().ahead(0, 0)
 enum class ColumnPass { Stage, Inputs, Forward };
 
 //! A tile: C adjacent columns from first_column of the two fields of one member, in a block's
-//! shared memory.
-template <class Real>
+//! shared memory, each column in the layout Layout (row_fft's Padded or Swizzled).
+template <class Real, class Layout = row_fft::Padded>
 struct ColumnTile {
   int n;             //!< points of a column (ny), 2^m
   int m;
@@ -99,7 +103,7 @@ struct ColumnTile {
   int first_column;  //!< kx index of the tile's first column
   int valid;         //!< columns of the tile below kept (the last tile may have fewer than C)
   int ld;            //!< the fields' row length in global memory (nx/2 + 1)
-  Cx<Real>* s;       //!< shared memory: 2 C columns (C in a pair) of column_stride(n) elements
+  Cx<Real>* s;       //!< shared memory: 2 C columns (C in a pair) of column_stride<Layout>(n) elements
   const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
   int rb = 4;          //!< log2 of the stages' radix (row_fft::first_stage_bits): 4, 3 or 2
   //! -1: both fields' columns in s. 0 or 1: s holds this field's C columns alone and `partner`
@@ -112,8 +116,13 @@ struct ColumnTile {
   //! The fields whose columns s holds: 2, or 1 in a pair.
   CASCADE_HD int held() const { return field < 0 ? 2 : 1; }
   CASCADE_HD Cx<Real>* column(int f, int c) const {
-    if (field < 0) return s + std::size_t(f * columns + c) * column_stride(n);
-    return (f == field ? s : partner) + std::size_t(c) * column_stride(n);
+    if (field < 0) return s + std::size_t(f * columns + c) * column_stride<Layout>(n);
+    return (f == field ? s : partner) + std::size_t(c) * column_stride<Layout>(n);
+  }
+  //! The same tile in another layout.
+  template <class To>
+  CASCADE_HD ColumnTile<Real, To> in_layout() const {
+    return {n, m, columns, first_column, valid, ld, s, tw, rb, field, partner};
   }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
@@ -128,7 +137,8 @@ struct ColumnTile {
     if (g >= groups) return;
     const int bits = row_fft::stage_bits_of(m, i, rb), L = row_fft::stage_length_of(m, i, rb);
     for (int col = g; col < held() * columns; col += groups)
-      row_fft::stage<kDif>(bits, s + std::size_t(col) * column_stride(n), tw, n, n, L, t0 & (per - 1), per);
+      row_fft::stage<kDif, Layout>(bits, s + std::size_t(col) * column_stride<Layout>(n), tw, n, n, L, t0 & (per - 1),
+                                   per);
   }
   //! The load folded into the first stage of the decimation in frequency (blocks of n): each
   //! butterfly gathers its points from the field in global memory, conjugated, and leaves its
@@ -154,8 +164,8 @@ struct ColumnTile {
       if (c >= valid) continue;
       const Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
-      row_fft::dif_butterfly_from<R>([g, row](int y) { return conj(g[std::size_t(y) * row]); }, column(f, c), tw, n,
-                                     n, e >> field_bits);
+      row_fft::dif_butterfly_from<R, Layout>([g, row](int y) { return conj(g[std::size_t(y) * row]); }, column(f, c),
+                                             tw, n, n, e >> field_bits);
     }
   }
   template <int R>
@@ -167,8 +177,8 @@ struct ColumnTile {
       if (c >= valid) continue;
       Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
-      row_fft::dit_butterfly_to<R>(column(f, c), tw, n, n, e >> field_bits,
-                                   [g, row](int y, Cx<Real> z) { g[std::size_t(y) * row] = conj(z); });
+      row_fft::dit_butterfly_to<R, Layout>(column(f, c), tw, n, n, e >> field_bits,
+                                           [g, row](int y, Cx<Real> z) { g[std::size_t(y) * row] = conj(z); });
     }
   }
 
@@ -201,11 +211,11 @@ struct ColumnTile {
     const auto at = [&](int p, int j, Cx<Real> a, Cx<Real> b, const auto&... ahead) {
       Cx<Real> va = conj(a), vb = conj(b);
       acc = acc + fn(c, j, va, vb, ahead...);
-      col_a[row_fft::pad(p)] = conj(va);
-      col_b[row_fft::pad(p)] = conj(vb);
+      col_a[Layout::at(p)] = conj(va);
+      col_b[Layout::at(p)] = conj(vb);
     };
     if constexpr (!ReadsAhead<Fn>::value) {
-      for (; p < end; p += dp) at(p, row_fft::dif_frequency(m, p, rb), col_a[row_fft::pad(p)], col_b[row_fft::pad(p)]);
+      for (; p < end; p += dp) at(p, row_fft::dif_frequency(m, p, rb), col_a[Layout::at(p)], col_b[Layout::at(p)]);
     } else {
       // What a position holds once read: its ky index, fn's reads.
       struct Read {
@@ -222,7 +232,7 @@ struct ColumnTile {
       for (; p < end; p += dp) {
         const Read here = next;
         if (p + dp < end) next = read(p + dp);
-        at(p, here.j, col_a[row_fft::pad(p)], col_b[row_fft::pad(p)], here.got);
+        at(p, here.j, col_a[Layout::at(p)], col_b[Layout::at(p)], here.got);
       }
     }
     return acc;
@@ -236,9 +246,9 @@ struct ColumnTile {
 //!   Inputs:  each mode (fn writes it), DIT S-1..1, DIT 0 + store;
 //!   Forward: load + DIF 0, DIF 1..S-1, each mode (fn reads it).
 //! fn(c, j, a, b) returns R (added up: the budget's sums), R{} where nothing is summed.
-template <class Real, class R, class Fn>
+template <class Real, class R, class Fn, class Layout = row_fft::Padded>
 struct ColumnPhases {
-  ColumnTile<Real> tile;
+  ColumnTile<Real, Layout> tile;
   ColumnPass pass;
   Fn fn;
 

@@ -28,7 +28,8 @@
 //!   - the last inverse stage, the products and the first forward stage are one pass in
 //!     registers (each thread holds 16, 8 or 4 consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
-//!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements).
+//!     accesses of every stage free of bank conflicts (4 wavefronts a warp for 16-byte elements);
+//!     the butterflies and stages take the layout as a parameter (Padded, Swizzled).
 //! The stages are CASCADE_HD functions of (row buffer, butterfly index), so that the host can
 //! run the same arithmetic thread by thread (tests/test_fft.cpp, RowFft) against a plain DFT.
 #pragma once
@@ -70,10 +71,24 @@ CASCADE_HD inline Cx<Real> mul_conj(Cx<Real> a, Cx<Real> b) {  // a conj(b)
   return {a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im};
 }
 
+//! Layouts of a row (or a column) in shared memory: where element i lies (at) and the elements
+//! a row of n takes (size). Padded: one element of padding in 16, i at i + i/16 (rows, and most
+//! columns). Swizzled: no padding, i's lowest four bits XORed with the next four (a permutation
+//! of each 16 elements), which keeps a stage's points on different banks as the padding does:
+//! double precision's tiles of long columns, where it leaves L1 more of the multiprocessor's
+//! memory (column_kernel_eval.cuh, ColumnLayout).
+struct Padded {
+  CASCADE_HD static int at(int i) { return i + (i >> 4); }
+  CASCADE_HD static int size(int n) { return n + (n >> 4); }
+};
+struct Swizzled {
+  CASCADE_HD static int at(int i) { return i ^ ((i >> 4) & 15); }
+  CASCADE_HD static int size(int n) { return n; }
+};
 //! The padded position of element i of a row in shared memory.
-CASCADE_HD inline int pad(int i) { return i + (i >> 4); }
+CASCADE_HD inline int pad(int i) { return Padded::at(i); }
 //! Elements of shared memory a row of n takes.
-CASCADE_HD inline int padded_size(int n) { return n + (n >> 4); }
+CASCADE_HD inline int padded_size(int n) { return Padded::size(n); }
 
 //! cos and sin of 2 pi m / 16, m = 0..7 (constants once m is: no table in memory).
 CASCADE_HD inline double root16_cos(int m) {
@@ -169,7 +184,7 @@ struct ButterflyPlace {
 
 //! in(i) gives point i (dif_butterfly: shared memory; the column kernel's first stage: the
 //! field in global memory).
-template <int R, class Real, class In>
+template <int R, class Layout = Padded, class Real, class In>
 CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
   const ButterflyPlace<R> b(L, t);
   const int M = b.M, n1 = b.n1, base = b.base;
@@ -182,38 +197,38 @@ CASCADE_UNROLL
   for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
   if (M > 1) twiddle<R, +1>(y, tw, n, n / L, n1);
 CASCADE_UNROLL
-  for (int q = 0; q < R; ++q) s[pad(base + M * q)] = y[q];
+  for (int q = 0; q < R; ++q) s[Layout::at(base + M * q)] = y[q];
 }
-template <int R, class Real>
+template <int R, class Layout = Padded, class Real>
 CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  dif_butterfly_from<R>([s](int i) { return s[pad(i)]; }, s, tw, n, L, t);
+  dif_butterfly_from<R, Layout>([s](int i) { return s[Layout::at(i)]; }, s, tw, n, L, t);
 }
 
 //! Butterfly t of the decimation-in-time stage (exponent -1: the forward transform) that
 //! undoes dif_butterfly's stage of the same L (times R): conjugate twiddles, then the DFT.
 //! out(i, z) takes point i (dit_butterfly: shared memory; the column kernel's last stage: the
 //! field in global memory).
-template <int R, class Real, class Out>
+template <int R, class Layout = Padded, class Real, class Out>
 CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t, const Out& out) {
   const ButterflyPlace<R> b(L, t);
   const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
-  for (int q = 0; q < R; ++q) x[q] = s[pad(base + M * q)];
+  for (int q = 0; q < R; ++q) x[q] = s[Layout::at(base + M * q)];
   if (M > 1) twiddle<R, -1>(x, tw, n, n / L, n1);
   dft<R, -1>(x);
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
 }
-template <int R, class Real>
+template <int R, class Layout = Padded, class Real>
 CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  dit_butterfly_to<R>(s, tw, n, L, t, [s](int i, Cx<Real> z) { s[pad(i)] = z; });
+  dit_butterfly_to<R, Layout>(s, tw, n, L, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; });
 }
 
-template <bool kInverse, int R, class Real>
+template <bool kInverse, int R, class Layout = Padded, class Real>
 CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  if constexpr (kInverse) dif_butterfly<R>(s, tw, n, L, t);
-  else dit_butterfly<R>(s, tw, n, L, t);
+  if constexpr (kInverse) dif_butterfly<R, Layout>(s, tw, n, L, t);
+  else dit_butterfly<R, Layout>(s, tw, n, L, t);
 }
 
 //! A transform of 2^m points is made of stages of radix 2^rb (rb = 4, radix 16, but for the
@@ -269,11 +284,11 @@ CASCADE_HD_INLINE void with_radix(int bits, const F& f) {
 
 //! Dispatch a stage of radix 2^bits (1..4) of a transform of `len` points over the
 //! butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw, twiddle).
-template <bool kInverse, class Real>
+template <bool kInverse, class Layout = Padded, class Real>
 CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int L, int t0, int dt) {
   const int count = len >> bits;
   with_radix(bits, [&](auto r) {
-    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value>(s, tw, nt, L, t);
+    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value, Layout>(s, tw, nt, L, t);
   });
 }
 

@@ -433,7 +433,7 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
 //! rows of ld elements. `pair`: the tile split over two blocks, one field each (ColumnTile::field),
 //! each phase run by both blocks' threads before the next, as between the pair's barriers.
-template <class Real>
+template <class Real, class Layout = row_fft::Padded>
 void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4,
                          bool pair = false) {
   using C = Complex<Real>;
@@ -448,13 +448,13 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   for (auto& z : b) z = {Real(uni(rng)), Real(uni(rng))};
   const std::vector<C> a0 = a, b0 = b;
   const double two_pi = 2 * std::acos(-1.0);
-  std::vector<C> tw(n), s(std::size_t(2 * columns) * column_fft::column_stride(n), C{Real(7), Real(7)});
+  std::vector<C> tw(n), s(std::size_t(2 * columns) * column_fft::column_stride<Layout>(n), C{Real(7), Real(7)});
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
-  column_fft::ColumnTile<Real> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
+  column_fft::ColumnTile<Real, Layout> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
   tile.rb = rb;
   // A pair: field 0's block holds the first half of s, field 1's the second.
-  column_fft::ColumnTile<Real> tiles[2] = {tile, tile};
-  const std::size_t half = std::size_t(columns) * column_fft::column_stride(n);
+  column_fft::ColumnTile<Real, Layout> tiles[2] = {tile, tile};
+  const std::size_t half = std::size_t(columns) * column_fft::column_stride<Layout>(n);
   tiles[0].field = 0;
   tiles[0].partner = s.data() + half;
   tiles[1].field = 1;
@@ -516,7 +516,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   };
 
   // Stage: forward transforms, the filter at each mode, inverse transforms back.
-  const column_fft::ColumnPhases<Real, Sum, decltype(filter)> stage{tile, column_fft::ColumnPass::Stage, filter};
+  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout> stage{tile, column_fft::ColumnPass::Stage,
+                                                                           filter};
   EXPECT_EQ(run(stage, a, b), double(n) * valid);
   for (int c = 0; c < columns; ++c) {
     for (int k = 0; k < n; ++k) EXPECT_EQ(seen[std::size_t(k) * columns + c], c < valid ? 1 : 0) << c << " " << k;
@@ -584,7 +585,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     };
     static_assert(column_fft::ReadsAhead<AheadFilter>::value && !column_fft::ReadsAhead<decltype(filter)>::value);
     const AheadFilter ahead{&g, &h, &asked, columns};
-    const column_fft::ColumnPhases<Real, Sum, AheadFilter> stage2{tile, column_fft::ColumnPass::Stage, ahead};
+    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout> stage2{tile, column_fft::ColumnPass::Stage, ahead};
     std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
     for (int c = 0; c < columns; ++c)
@@ -602,7 +603,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     spec_b[std::size_t(k) * columns + c] = vb;
     return Sum{1};
   };
-  const column_fft::ColumnPhases<Real, Sum, decltype(store)> forward{tile, column_fft::ColumnPass::Forward, store};
+  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout> forward{tile, column_fft::ColumnPass::Forward,
+                                                                            store};
   EXPECT_EQ(run(forward, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
     const std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
@@ -626,7 +628,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     return Sum{1};
   };
   std::fill(s.begin(), s.end(), C{Real(7), Real(7)});  // garbage: every element is written first
-  const column_fft::ColumnPhases<Real, Sum, decltype(give)> inputs{tile, column_fft::ColumnPass::Inputs, give};
+  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout> inputs{tile, column_fft::ColumnPass::Inputs,
+                                                                          give};
   EXPECT_EQ(run(inputs, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
     std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
@@ -696,6 +699,59 @@ TEST(ColumnFft, HostEmulationPairOfBlocks) {
   check_column_passes<float>(4096, 2, 2, 66u, 2e-6, 512, 4, true);
   check_column_passes<float>(4096, 4, 3, 68u, 2e-6, 512, 4, true);
   check_column_passes<float>(8192, 2, 2, 69u, 2e-6, 512, 4, true);
+}
+
+TEST(ColumnFft, HostEmulationSwizzled) {
+  // The columns swizzled in shared memory, not padded (row_fft::Swizzled): double precision's
+  // pairs of 4096 and 8192 points, which the GPU lays out so (swizzles_columns), and tiles of
+  // every radix sequence, in a block or a pair.
+  using Swz = row_fft::Swizzled;
+  check_column_passes<double, Swz>(4096, 2, 2, 70u, 1e-13, 512, 4, true);
+  check_column_passes<double, Swz>(8192, 1, 1, 71u, 1e-13, 512, 4, true);
+  check_column_passes<double, Swz>(16, 4, 3, 72u, 1e-13);
+  check_column_passes<double, Swz>(32, 2, 2, 73u, 1e-13, 256, 4, true);
+  check_column_passes<double, Swz>(256, 8, 8, 74u, 1e-13);
+  check_column_passes<double, Swz>(512, 4, 3, 75u, 1e-13, 256, 3);
+  check_column_passes<float, Swz>(1024, 2, 2, 76u, 2e-6, 256, 4, true);
+}
+
+// Both layouts put the points that a radix-16 (or smaller) stage's threads take at once on
+// different banks: eight threads of 16-byte elements share the 32 banks (128 bytes) in a
+// wavefront, sixteen of 8-byte ones; they take butterflies t0 .. t0 + 7 (15) of a column, and at
+// each of its points their elements must lie in distinct 16-byte (8-byte) slots modulo 128 bytes.
+// And each layout places the n points of a column at n distinct places below size(n).
+template <class Layout>
+void check_layout(int n, int element_bytes) {
+  int m = 0;
+  while ((1 << m) < n) ++m;
+  std::vector<int> hits(std::size_t(Layout::size(n)), 0);
+  for (int i = 0; i < n; ++i) {
+    const int at = Layout::at(i);
+    ASSERT_TRUE(at >= 0 && at < Layout::size(n)) << "n = " << n << ", i = " << i;
+    ASSERT_EQ(++hits[std::size_t(at)], 1) << "n = " << n << ", i = " << i;
+  }
+  const int slots = 128 / element_bytes;  // a wavefront's threads, each a slot
+  for (int i = 0; i < row_fft::stages_before_last(m) + 1; ++i) {
+    const int bits = row_fft::stage_bits_of(m, i), R = 1 << bits, L = row_fft::stage_length_of(m, i), M = L / R;
+    for (int t0 = 0; t0 < n / R; t0 += slots)
+      for (int q = 0; q < R; ++q) {
+        std::vector<int> bank(std::size_t(slots), 0);
+        for (int t = t0; t < t0 + slots && t < n / R; ++t) {
+          const int base = (t / M) * L + (t % M);
+          ASSERT_EQ(++bank[std::size_t(Layout::at(base + M * q) % slots)], 1)
+              << "n = " << n << ", stage " << i << ", butterfly " << t << ", point " << q;
+        }
+      }
+  }
+}
+
+TEST(ColumnFft, LayoutsKeepAStagesPointsOnDifferentBanks) {
+  for (int n : {16, 256, 2048, 4096, 8192}) {
+    check_layout<row_fft::Padded>(n, 16);
+    check_layout<row_fft::Swizzled>(n, 16);
+    check_layout<row_fft::Padded>(n, 8);
+    check_layout<row_fft::Swizzled>(n, 8);
+  }
 }
 
 TEST(ColumnFft, HostEmulationRadixFour) {

@@ -27,6 +27,22 @@
 namespace cascade {
 namespace cuda_launch {
 
+//! Whether a tile's columns of 2^m points in Real, a pair's (a cluster of two) of a constant
+//! length, lie in shared memory swizzled (row_fft::Swizzled), not padded: double precision's
+//! 4096 and 8192 points, whose tile then takes 128 KiB where it took 136 and leaves L1 a larger
+//! share of the multiprocessor's memory. H200, one device call, the column kernels alone
+//! swizzled against main: a step at 4096^2 in double 2.680-2.684 -> 2.621-2.623 ms (the step
+//! on the device), 8192^2 14.63-14.68 -> 14.44-14.52 (launched by the host); 2048^2's pairs
+//! lost (0.638 -> 0.666), single precision's 4096 and 8192 moved within 1%, 128^2 x 1024 in
+//! single lost 3.6%: docs/performance.md.
+template <class Real>
+constexpr bool swizzles_columns(bool pair, int m) {
+  return std::is_same_v<Real, double> && pair && (m == 12 || m == 13);
+}
+//! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
+template <class Real, bool kPair, int M>
+using ColumnLayout = std::conditional_t<swizzles_columns<Real>(kPair, M), row_fft::Swizzled, row_fft::Padded>;
+
 //! Blocks a multiprocessor keeps at once, which bounds the registers a thread: in double two
 //! blocks of 256 threads (<= 128 registers; three spill, 256² × 256 lost 15%), in single three
 //! (<= 85; 128² × 1024 went from 492,000 to 536,000 member-steps/s, H100), blocks of 512 one.
@@ -115,10 +131,12 @@ constexpr bool folds_phases(bool pair, int m) {
 //! dimension (ColumnKernelEval::launch), on compute capability 9.0 and later alone.
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4, bool kPair = false>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
-    column_kernel(column_fft::ColumnTile<Real> tile, int kept, Op op, Complex<Real>* a, Complex<Real>* b,
+    column_kernel(column_fft::ColumnTile<Real> described, int kept, Op op, Complex<Real>* a, Complex<Real>* b,
                   std::size_t work_size, std::size_t state_size, const StepClock* clock, int stage,
                   const LinearCoefficients* each, SpectralSums* partials) {
   extern __shared__ __align__(16) unsigned char column_smem[];
+  using Layout = ColumnLayout<Real, kPair, M>;
+  column_fft::ColumnTile<Real, Layout> tile = described.template in_layout<Layout>();
   wait_for_previous();
   let_next_launch();
   using R = std::conditional_t<kSums, SpectralSums, column_fft::NoSums>;
@@ -155,7 +173,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     }
     Complex<Real>* const am = a + std::size_t(member) * work_size;
     Complex<Real>* const bm = b + std::size_t(member) * work_size;
-    using Phases = column_fft::ColumnPhases<Real, R, Op>;
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
@@ -195,9 +213,11 @@ class ColumnKernelEval {
   //! against 0.305-0.312) and won with them (0.279-0.287; single 0.221-0.224 against
   //! 0.214-0.216), measured once and not taken: the row products, 0.251-0.256, win there.
   static constexpr int kPairFrom = 2048;
-  //! The shared memory a tile of `columns` columns of ny points takes (both fields).
-  static std::size_t shared_bytes(int ny, int columns = 1) {
-    return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(column_fft::column_stride(ny));
+  //! The shared memory a tile of `columns` columns of ny points takes (both fields), padded or
+  //! `swizzled` (swizzles_columns).
+  static std::size_t shared_bytes(int ny, int columns = 1, bool swizzled = false) {
+    const int stride = swizzled ? column_fft::column_stride<row_fft::Swizzled>(ny) : column_fft::column_stride(ny);
+    return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(stride);
   }
   //! The least shared memory a block needs: a column of both fields, or of one where tiles can
   //! be split over pairs of blocks (`pairs`: can_pair).
@@ -259,7 +279,10 @@ class ColumnKernelEval {
              2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
     wide_ = (pair_ ? 1 : 2) * columns_ * (ny / 16) >= kWide;
-    smem_ = bytes(columns_);
+    // The tiles were sized padded; swizzled (the pairs' kernels of a constant length that
+    // swizzles_columns names) they take less.
+    const bool swizzled = constant_pair() && cuda_launch::swizzles_columns<Real>(true, m_);
+    smem_ = shared_bytes(ny, columns_, swizzled) / (pair_ ? 2 : 1);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;
     // One field's columns of a constant length whose tiles (one column each) leave
@@ -362,6 +385,8 @@ class ColumnKernelEval {
   //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two) and 2^13 (one); in single 512
   //! (four, four, two: two butterflies a thread from 4096 points).
   static constexpr int pair_threads(int m) { return std::is_same_v<Real, double> && m == 11 ? kThreads : kWide; }
+  //! Whether kernel_for takes a pair's kernel of a constant length (make: pair_, m_, wide_ set).
+  bool constant_pair() const { return pair_ && m_ >= 11 && m_ <= 13 && (wide_ ? kWide : kThreads) == pair_threads(m_); }
   //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^13 on
   //! the threads pair_threads gives it, else of the length read at run time; of kWide threads
   //! the length read at run time; else of kThreads, of a constant length from 2^7 to 2^9 or the
@@ -370,7 +395,7 @@ class ColumnKernelEval {
   //! length at run time, 129 million compiled for it, 563 -> 529 us; docs/performance.md).
   template <bool kSums, class Op>
   auto kernel_for() const {
-    if (pair_ && (wide_ ? kWide : kThreads) == pair_threads(m_)) {
+    if (constant_pair()) {
       switch (m_) {
         case 11: return cuda_launch::column_kernel<pair_threads(11), kSums, Real, Op, 11, 4, true>;
         case 12: return cuda_launch::column_kernel<pair_threads(12), kSums, Real, Op, 12, 4, true>;
