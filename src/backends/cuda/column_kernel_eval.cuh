@@ -30,11 +30,11 @@ namespace cuda_launch {
 //! Whether a tile's columns of 2^m points in Real, a pair's (a cluster of two) of a constant
 //! length, lie in shared memory swizzled (row_fft::Swizzled), not padded: double precision's
 //! 4096 and 8192 points, whose tile then takes 128 KiB where it took 136 and leaves L1 a larger
-//! share of the multiprocessor's memory. H200, one device call, the column kernels alone
-//! swizzled against main: a step at 4096^2 in double 2.680-2.684 -> 2.621-2.623 ms (the step
-//! on the device), 8192^2 14.63-14.68 -> 14.44-14.52 (launched by the host); 2048^2's pairs
-//! lost (0.638 -> 0.666), single precision's 4096 and 8192 moved within 1%, 128^2 x 1024 in
-//! single lost 3.6%: docs/performance.md.
+//! share of the multiprocessor's memory. H200, one device call, these pairs alone swizzled
+//! against main: a step at 4096^2 in double 2.693-2.696 -> 2.638-2.639 ms (the step on the
+//! device), 8192^2 14.537-14.540 -> 14.409-14.418 (launched by the host), the rest even. Every
+//! column kernel swizzled, 2048^2's pairs lost 4% and 128^2 x 1024 in single 3.6%:
+//! docs/performance.md.
 template <class Real>
 constexpr bool swizzles_columns(bool pair, int m) {
   return std::is_same_v<Real, double> && pair && (m == 12 || m == 13);
