@@ -39,6 +39,7 @@
 #include <utility>
 
 #include "cascade/types.hpp"
+#include "kernels/async_copy.cuh"
 #include "kernels/row_fft.cuh"
 
 namespace cascade {
@@ -155,6 +156,37 @@ struct ColumnTile {
     row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb),
                         [&](auto r) { last_stage_store<decltype(r)::value>(t0, dt, a, b); });
   }
+  //! The load alone, as copies that go from global memory to shared memory without passing
+  //! through registers (copy_async; ColumnPhases with kCopied): each valid column's points
+  //! where the layout puts them, the items (y, field, column) column fastest; the thread
+  //! waits for its copies at the end (the phase's barrier shows them to the block).
+  CASCADE_HD_INLINE void copy_columns(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
+    const int fields = held() * columns, count = fields * n;
+    const int column_bits = log2_of(columns), field_bits = log2_of(fields);
+    for (int e = t0; e < count; e += dt) {
+      const int f = field < 0 ? (e & (fields - 1)) >> column_bits : field, c = e & (columns - 1);
+      if (c >= valid) continue;
+      const int y = e >> field_bits;
+      copy_async(column(f, c) + Layout::at(y), (f ? b : a) + first_column + c + std::size_t(y) * std::size_t(ld));
+    }
+    wait_copies();
+  }
+  //! The first stage of the decimation in frequency over the columns copy_columns left in
+  //! shared memory, their points conjugated as they are read (as load_first_stage's), in place;
+  //! the threads as stage's.
+  CASCADE_HD_INLINE void first_stage_in_place(int t0, int dt) const {
+    const int per = (n >> rb) < dt ? (n >> rb) : dt;
+    const int per_bits = log2_of(per), groups = dt >> per_bits, g = t0 >> per_bits;
+    if (g >= groups) return;
+    row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb), [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int col = g; col < held() * columns; col += groups) {
+        Cx<Real>* const x = s + std::size_t(col) * column_stride<Layout>(n);
+        for (int t = t0 & (per - 1); t < n / R; t += per)
+          row_fft::dif_butterfly_from<R, Layout>([x](int i) { return conj(x[Layout::at(i)]); }, x, tw, n, n, t);
+      }
+    });
+  }
   template <int R>
   CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
     const int fields = held() * columns, count = fields * (n / R);
@@ -246,7 +278,9 @@ struct ColumnTile {
 //!   Inputs:  each mode (fn writes it), DIT S-1..1, DIT 0 + store;
 //!   Forward: load + DIF 0, DIF 1..S-1, each mode (fn reads it).
 //! fn(c, j, a, b) returns R (added up: the budget's sums), R{} where nothing is summed.
-template <class Real, class R, class Fn, class Layout = row_fft::Padded>
+//! kCopied: the load is copies into shared memory in a phase of its own (copy_columns), and DIF
+//! 0 a phase after it (first_stage_in_place): one phase more in Stage and Forward.
+template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false>
 struct ColumnPhases {
   ColumnTile<Real, Layout> tile;
   ColumnPass pass;
@@ -254,10 +288,12 @@ struct ColumnPhases {
 
   //! The phases of a pass over columns of S stages.
   CASCADE_HD static constexpr int phases(ColumnPass pass, int S) {
-    return pass == ColumnPass::Stage ? 2 * S + 1 : S + 1;
+    return (pass == ColumnPass::Stage ? 2 * S + 1 : S + 1) + (kCopied && pass != ColumnPass::Inputs ? 1 : 0);
   }
   //! The phase of each mode: the only one whose fn is called, and so the only one that sums.
-  CASCADE_HD static constexpr int mode_phase(ColumnPass pass, int S) { return pass == ColumnPass::Inputs ? 0 : S; }
+  CASCADE_HD static constexpr int mode_phase(ColumnPass pass, int S) {
+    return pass == ColumnPass::Inputs ? 0 : S + (kCopied ? 1 : 0);
+  }
   CASCADE_HD int count() const { return phases(pass, tile.stages()); }
   CASCADE_HD int mode_phase() const { return mode_phase(pass, tile.stages()); }
 
@@ -265,7 +301,17 @@ struct ColumnPhases {
   CASCADE_HD_INLINE R run(int p, int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
     const int S = tile.stages();
     if (pass != ColumnPass::Inputs) {
-      if (p == 0) {
+      if constexpr (kCopied) {
+        if (p == 0) {
+          tile.copy_columns(t0, dt, a, b);
+          return R{};
+        }
+        if (p == 1) {
+          tile.first_stage_in_place(t0, dt);
+          return R{};
+        }
+        --p;  // as below from DIF 1 on
+      } else if (p == 0) {
         tile.load_first_stage(t0, dt, a, b);
         return R{};
       }

@@ -433,7 +433,7 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
 //! rows of ld elements. `pair`: the tile split over two blocks, one field each (ColumnTile::field),
 //! each phase run by both blocks' threads before the next, as between the pair's barriers.
-template <class Real, class Layout = row_fft::Padded>
+template <class Real, class Layout = row_fft::Padded, bool kCopied = false>
 void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4,
                          bool pair = false) {
   using C = Complex<Real>;
@@ -516,7 +516,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   };
 
   // Stage: forward transforms, the filter at each mode, inverse transforms back.
-  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout> stage{tile, column_fft::ColumnPass::Stage,
+  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout, kCopied> stage{tile, column_fft::ColumnPass::Stage,
                                                                            filter};
   EXPECT_EQ(run(stage, a, b), double(n) * valid);
   for (int c = 0; c < columns; ++c) {
@@ -585,7 +585,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     };
     static_assert(column_fft::ReadsAhead<AheadFilter>::value && !column_fft::ReadsAhead<decltype(filter)>::value);
     const AheadFilter ahead{&g, &h, &asked, columns};
-    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout> stage2{tile, column_fft::ColumnPass::Stage, ahead};
+    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied> stage2{tile, column_fft::ColumnPass::Stage, ahead};
     std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
     for (int c = 0; c < columns; ++c)
@@ -603,7 +603,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     spec_b[std::size_t(k) * columns + c] = vb;
     return Sum{1};
   };
-  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout> forward{tile, column_fft::ColumnPass::Forward,
+  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout, kCopied> forward{tile, column_fft::ColumnPass::Forward,
                                                                             store};
   EXPECT_EQ(run(forward, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
@@ -628,7 +628,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     return Sum{1};
   };
   std::fill(s.begin(), s.end(), C{Real(7), Real(7)});  // garbage: every element is written first
-  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout> inputs{tile, column_fft::ColumnPass::Inputs,
+  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout, kCopied> inputs{tile, column_fft::ColumnPass::Inputs,
                                                                           give};
   EXPECT_EQ(run(inputs, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
@@ -713,6 +713,22 @@ TEST(ColumnFft, HostEmulationSwizzled) {
   check_column_passes<double, Swz>(256, 8, 8, 74u, 1e-13);
   check_column_passes<double, Swz>(512, 4, 3, 75u, 1e-13, 256, 3);
   check_column_passes<float, Swz>(1024, 2, 2, 76u, 2e-6, 256, 4, true);
+}
+
+TEST(ColumnFft, HostEmulationCopiedLoad) {
+  // The load as copies into shared memory, DIF 0 a phase after it (ColumnPhases kCopied): single
+  // precision's pairs of 8192 points, which the GPU loads so (copies_columns), other pairs in
+  // both layouts, and tiles in a block, past the kept columns, of radix 8 and 4.
+  using Swz = row_fft::Swizzled;
+  using Pad = row_fft::Padded;
+  check_column_passes<double, Swz, true>(4096, 2, 2, 80u, 1e-13, 512, 4, true);
+  check_column_passes<double, Swz, true>(8192, 1, 1, 81u, 1e-13, 512, 4, true);
+  check_column_passes<float, Pad, true>(4096, 4, 3, 82u, 2e-6, 512, 4, true);
+  check_column_passes<float, Pad, true>(8192, 2, 2, 83u, 2e-6, 512, 4, true);
+  check_column_passes<double, Pad, true>(16, 4, 3, 84u, 1e-13);
+  check_column_passes<double, Swz, true>(256, 8, 5, 85u, 1e-13);
+  check_column_passes<double, Pad, true>(512, 4, 3, 86u, 1e-13, 256, 3);
+  check_column_passes<double, Pad, true>(128, 2, 2, 87u, 1e-13, 256, 2);
 }
 
 // Both layouts put the points that a radix-16 (or smaller) stage's threads take at once on

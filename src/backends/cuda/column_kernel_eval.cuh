@@ -39,6 +39,16 @@ template <class Real>
 constexpr bool swizzles_columns(bool pair, int m) {
   return std::is_same_v<Real, double> && pair && (m == 12 || m == 13);
 }
+//! Whether the pass of column_kernel<Real, ..., M, RB, kPair> loads its tile as copies into
+//! shared memory (cp.async; column_fft::ColumnPhases kCopied), DIF 0 in place a phase after:
+//! single precision's pairs of 8192 points. H200, one device call, the pairs of 4096 and 8192
+//! points of both precisions so (on top of swizzles_columns): single 8192^2 8.799-8.828 ->
+//! 8.667-8.691 ms a step (launched by the host), but single 4096^2 1.764-1.768 -> 1.813-1.825
+//! and double 4096^2 on the device 2.638-2.639 -> 2.794-2.797: docs/performance.md.
+template <class Real>
+constexpr bool copies_columns(bool pair, int m) {
+  return std::is_same_v<Real, float> && pair && m == 13;
+}
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
 using ColumnLayout = std::conditional_t<swizzles_columns<Real>(kPair, M), row_fft::Swizzled, row_fft::Padded>;
@@ -173,7 +183,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     }
     Complex<Real>* const am = a + std::size_t(member) * work_size;
     Complex<Real>* const bm = b + std::size_t(member) * work_size;
-    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout>;
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, copies_columns<Real>(kPair, M)>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
