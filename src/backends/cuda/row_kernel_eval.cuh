@@ -180,14 +180,15 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
   const int phases = ph.count();
+  const auto row_of = [ld](Complex<Real>* f, int row) { return f + std::size_t(row) * std::size_t(ld); };
   if constexpr (kGrouped) {
     const int per = row_threads(THREADS, ph.m, RB), group = threadIdx.x / per, groups = THREADS / per;
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
     // Every group runs the same phases (barriers for all); a group past the last row idles.
     for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
       const int row = first + group;
-      Complex<Real>* ar = a + std::size_t(row < ny ? row : 0) * std::size_t(ld);
-      Complex<Real>* br = b + std::size_t(row < ny ? row : 0) * std::size_t(ld);
+      Complex<Real>* ar = row_of(a, row < ny ? row : 0);
+      Complex<Real>* br = row_of(b, row < ny ? row : 0);
       const auto phase = [&](int p) {
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
@@ -199,7 +200,6 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
     if constexpr (kStaged) {
       const RowStaging<Real> staged{row_smem + sizeof(Complex<Real>) * row_fft::padded_size(1 << M),
                                     RowStaging<Real>::field_bytes(ph.kept)};
-      const auto row_of = [&](Complex<Real>* f, int row) { return f + std::size_t(row) * std::size_t(ld); };
       if (threadIdx.x == 0) {
         staged.init();
         staged.fetch(row_of(a, blockIdx.x), row_of(b, blockIdx.x), ph.kept);  // the grid has no block without a row
@@ -222,8 +222,8 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
       }
     } else {
       for (int row = blockIdx.x; row < ny; row += gridDim.x) {
-        Complex<Real>* ar = a + std::size_t(row) * std::size_t(ld);
-        Complex<Real>* br = b + std::size_t(row) * std::size_t(ld);
+        Complex<Real>* ar = row_of(a, row);
+        Complex<Real>* br = row_of(b, row);
         const auto phase = [&](int p) {
           acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
           __syncthreads();
