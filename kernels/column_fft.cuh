@@ -225,8 +225,10 @@ struct ColumnTile {
   //! double: the first use of S took 11% of the column kernel's stall samples). The fields'
   //! values read that early too (in a pair one of them is the partner's, 6% of the samples)
   //! held more registers: 2048^2 in double 2-3% faster, 128^2 x 1024 in single 4% slower, the
-  //! rest even (H200), so they are read where they are used.
-  template <class R, class Fn>
+  //! rest even (H200), so they are read where they are used. kAhead false: such a functor's
+  //! reads asked for at the position itself (fn.ahead(c, j) there), in kernels where reading
+  //! ahead spilled registers (cuda_launch::reads_ahead).
+  template <class R, bool kAhead = true, class Fn>
   CASCADE_HD_INLINE R each_mode(int t0, int dt, const Fn& fn) const {
     R acc{};
     // dt is a multiple of the tile's columns (a block's threads, 256 or 512, against at most 32
@@ -248,6 +250,11 @@ struct ColumnTile {
     };
     if constexpr (!ReadsAhead<Fn>::value) {
       for (; p < end; p += dp) at(p, row_fft::dif_frequency(m, p, rb), col_a[Layout::at(p)], col_b[Layout::at(p)]);
+    } else if constexpr (!kAhead) {
+      for (; p < end; p += dp) {
+        const int j = row_fft::dif_frequency(m, p, rb);
+        at(p, j, col_a[Layout::at(p)], col_b[Layout::at(p)], fn.ahead(c, j));
+      }
     } else {
       // What a position holds once read: its ky index, fn's reads.
       struct Read {
@@ -280,7 +287,8 @@ struct ColumnTile {
 //! fn(c, j, a, b) returns R (added up: the budget's sums), R{} where nothing is summed.
 //! kCopied: the load is copies into shared memory in a phase of its own (copy_columns), and DIF
 //! 0 a phase after it (first_stage_in_place): one phase more in Stage and Forward.
-template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false>
+//! kAhead: a functor that reads ahead (ReadsAhead) is asked one position early (each_mode).
+template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false, bool kAhead = true>
 struct ColumnPhases {
   ColumnTile<Real, Layout> tile;
   ColumnPass pass;
@@ -319,10 +327,10 @@ struct ColumnPhases {
         tile.template stage<true>(p, t0, dt);
         return R{};
       }
-      if (p == S) return tile.template each_mode<R>(t0, dt, fn);
+      if (p == S) return tile.template each_mode<R, kAhead>(t0, dt, fn);
       p -= S;  // as in the Inputs pass from here
     } else if (p == 0) {
-      return tile.template each_mode<R>(t0, dt, fn);
+      return tile.template each_mode<R, kAhead>(t0, dt, fn);
     }
     if (p < S) tile.template stage<false>(S - p, t0, dt);  // DIT S-1 first
     else tile.last_stage_store(t0, dt, a, b);

@@ -557,41 +557,47 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   reversed_gives_the_same(stage, "stage, threads reversed");
 
   // The stage again with a functor that reads ahead (as StageOfColumns: each_mode asks for a
-  // position's factors one position of the thread early and hands them over with it): the same
-  // bits, each position given its own factors.
-  {
+  // position's factors one position of the thread early and hands them over with it), and with
+  // the same functor asked at each position itself (kAhead false, as the kernels with the
+  // budget's sums where reading ahead spilled): the same bits, each position given its own
+  // factors.
+  struct Factors {
+    int c = -1, k = -1;
+    Z ga, hb;
+  };
+  struct AheadFilter {
+    const decltype(g)* ga;
+    const decltype(h)* hb;
+    std::vector<int>* asked;
+    int columns;
+    Factors ahead(int c, int k) const {
+      (*asked)[std::size_t(k) * columns + c] += 1;
+      return {c, k, (*ga)(c, k), (*hb)(c, k)};
+    }
+    Sum operator()(int c, int k, C& va, C& vb, const Factors& x) const {
+      EXPECT_TRUE(x.c == c && x.k == k) << "position (" << c << ", " << k << ") given (" << x.c << ", " << x.k << ")";
+      const Z za = Z(va.re, va.im) * x.ga, zb = Z(vb.re, vb.im) * x.hb;
+      va = {Real(za.real()), Real(za.imag())};
+      vb = {Real(zb.real()), Real(zb.imag())};
+      return Sum{1};
+    }
+  };
+  static_assert(column_fft::ReadsAhead<AheadFilter>::value && !column_fft::ReadsAhead<decltype(filter)>::value);
+  const auto reading = [&](auto ahead) {
+    constexpr bool kAhead = decltype(ahead)::value;
     std::vector<C> a2 = a0, b2 = b0;
     std::vector<int> asked(seen.size(), 0);
-    struct Factors {
-      int c = -1, k = -1;
-      Z ga, hb;
-    };
-    struct AheadFilter {
-      const decltype(g)* ga;
-      const decltype(h)* hb;
-      std::vector<int>* asked;
-      int columns;
-      Factors ahead(int c, int k) const {
-        (*asked)[std::size_t(k) * columns + c] += 1;
-        return {c, k, (*ga)(c, k), (*hb)(c, k)};
-      }
-      Sum operator()(int c, int k, C& va, C& vb, const Factors& x) const {
-        EXPECT_TRUE(x.c == c && x.k == k) << "position (" << c << ", " << k << ") given (" << x.c << ", " << x.k << ")";
-        const Z za = Z(va.re, va.im) * x.ga, zb = Z(vb.re, vb.im) * x.hb;
-        va = {Real(za.real()), Real(za.imag())};
-        vb = {Real(zb.real()), Real(zb.imag())};
-        return Sum{1};
-      }
-    };
-    static_assert(column_fft::ReadsAhead<AheadFilter>::value && !column_fft::ReadsAhead<decltype(filter)>::value);
-    const AheadFilter ahead{&g, &h, &asked, columns};
-    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied> stage2{tile, column_fft::ColumnPass::Stage, ahead};
+    const AheadFilter fn{&g, &h, &asked, columns};
+    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied, kAhead> stage2{
+        tile, column_fft::ColumnPass::Stage, fn};
     std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
     for (int c = 0; c < columns; ++c)
       for (int k = 0; k < n; ++k) EXPECT_EQ(asked[std::size_t(k) * columns + c], c < valid ? 1 : 0) << c << " " << k;
-    same_bits(a2, b2, "stage, reading ahead");
-  }
+    same_bits(a2, b2, kAhead ? "stage, reading ahead" : "stage, reading at each position");
+  };
+  reading(std::true_type{});
+  reading(std::false_type{});
 
   // Forward: the functor reads each mode, the forward transform of the column there.
   a = a0;

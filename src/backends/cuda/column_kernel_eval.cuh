@@ -124,6 +124,20 @@ constexpr bool folds_phases(bool pair, int m) {
   return !(std::is_same_v<Real, double> && pair && m >= 12);
 }
 
+//! Whether a column kernel of 2^m points (m = 0: the length read at run time) asks for what the
+//! stage reads at a mode one position ahead (StageOfColumns::ahead, ColumnTile::each_mode),
+//! with the budget's sums (`sums`) or without: without them, every kernel; with them, the pairs
+//! of 4096 and 8192 points and single precision's pairs. In the other stage kernels with the
+//! sums, reading ahead spilled (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a
+//! block 54 to 554) and they read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024
+//! in single 3-4%, 512^2 x 64 in double 1.2%, 512^2 in double 1% on the device; at the position
+//! the pairs of 8192 points lost 0.7% in double, single precision's pairs 1% (H200, one call,
+//! three rounds: docs/performance.md, "The budget's sums in the column kernel").
+template <class Real>
+constexpr bool reads_ahead(bool sums, bool pair, int m) {
+  return !sums || (pair && (std::is_same_v<Real, float> || m >= 12));
+}
+
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
 //! a barrier after each. Op: the functor at each mode (StageOfColumns, InputsOfColumns,
 //! StoreColumns), given its member's first index in the state (state_size: a member's modes)
@@ -183,7 +197,8 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     }
     Complex<Real>* const am = a + std::size_t(member) * work_size;
     Complex<Real>* const bm = b + std::size_t(member) * work_size;
-    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, copies_columns<Real>(kPair, M)>;
+    using Phases =
+        column_fft::ColumnPhases<Real, R, Op, Layout, copies_columns<Real>(kPair, M), reads_ahead<Real>(kSums, kPair, M)>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
