@@ -227,7 +227,7 @@ struct ColumnTile {
   //! held more registers: 2048^2 in double 2-3% faster, 128^2 x 1024 in single 4% slower, the
   //! rest even (H200), so they are read where they are used. kAhead false: such a functor's
   //! reads asked for at the position itself (fn.ahead(c, j) there), in kernels where reading
-  //! ahead spilled registers (cuda_launch::reads_ahead).
+  //! ahead spilled registers (cuda_launch::ColumnShape::ahead).
   template <class R, bool kAhead = true, class Fn>
   CASCADE_HD_INLINE R each_mode(int t0, int dt, const Fn& fn) const {
     R acc{};

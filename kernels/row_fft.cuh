@@ -85,10 +85,6 @@ struct Swizzled {
   CASCADE_HD static int at(int i) { return i ^ ((i >> 4) & 15); }
   CASCADE_HD static int size(int n) { return n; }
 };
-//! The padded position of element i of a row in shared memory.
-CASCADE_HD inline int pad(int i) { return Padded::at(i); }
-//! Elements of shared memory a row of n takes.
-CASCADE_HD inline int padded_size(int n) { return Padded::size(n); }
 
 //! cos and sin of 2 pi m / 16, m = 0..7 (constants once m is: no table in memory).
 CASCADE_HD inline double root16_cos(int m) {
@@ -300,7 +296,7 @@ CASCADE_HD inline Real middle(Cx<Real>* s, int t, CflSpeed<Real> speed) {
   const int base = R * t;
   Cx<Real> x[R];
 CASCADE_UNROLL
-  for (int j = 0; j < R; ++j) x[j] = s[pad(base + j)];
+  for (int j = 0; j < R; ++j) x[j] = s[Padded::at(base + j)];
   dft<R, +1>(x);  // bit-reversed order: the products do not mind
   const MaxOp<Real> op;
   Real rate = MaxOp<Real>::identity();
@@ -316,7 +312,7 @@ CASCADE_UNROLL
   for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
   dft<R, -1>(y);
 CASCADE_UNROLL
-  for (int j = 0; j < R; ++j) s[pad(base + j)] = y[bit_reverse<R>(j)];
+  for (int j = 0; j < R; ++j) s[Padded::at(base + j)] = y[bit_reverse<R>(j)];
   return rate;
 }
 //! The middle pass over the butterflies t0, t0 + dt, ... of a transform of len points whose
@@ -349,15 +345,15 @@ CASCADE_HD inline Cx<Real> z_negative(Cx<Real> A, Cx<Real> B) {
 template <class Real>
 CASCADE_HD inline void place_column(Cx<Real>* s, Cx<Real> A, Cx<Real> B, int n, int k) {
   if (k == 0) {
-    s[pad(0)] = {A.re, B.re};
+    s[Padded::at(0)] = {A.re, B.re};
     return;
   }
-  s[pad(k)] = z_positive(A, B);
-  s[pad(n - k)] = z_negative(A, B);
+  s[Padded::at(k)] = z_positive(A, B);
+  s[Padded::at(n - k)] = z_negative(A, B);
 }
 template <class Real>
 CASCADE_HD inline void zero_gap(Cx<Real>* s, int kept, int i) {
-  s[pad(kept + i)] = {Real(0), Real(0)};
+  s[Padded::at(kept + i)] = {Real(0), Real(0)};
 }
 
 //! A spectrum value of the row z = u + i v: Z[k] from the half spectra A, B (kept columns).
@@ -417,7 +413,7 @@ struct RowPhases {
     } else if (r <= 2 * a + 1) {  // forward stages: each undoes inverse stage 2a + 1 - r
       stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_length(2 * a + 1 - r), t0, dt);
     } else if (q < S - 1) {  // the part waits in the spill area
-      for (int j = t0; j < len; j += dt) spill[q * len + j] = s[pad(j)];
+      for (int j = t0; j < len; j += dt) spill[q * len + j] = s[Padded::at(j)];
     }
     return MaxOp<Real>::identity();
   }
@@ -441,7 +437,7 @@ struct RowPhases {
         if (k >= kept && k <= n - kept) continue;  // removed: zero
         y = add(y, mul(z_spectrum(a_in, b_in, n, kept, k), tw[(q * k) & (n - 1)]));
       }
-      s[pad(j)] = y;
+      s[Padded::at(j)] = y;
     }
   }
   //! The kept columns of a row of one part into shared memory: F columns' loads in flight a
@@ -466,9 +462,9 @@ struct RowPhases {
   //! W[k] for the store: the part in shared memory (the last) and the spilled ones.
   CASCADE_HD Cx<Real> spectrum(int k) const {
     const int len = 1 << m, S = split();
-    if (S == 1) return s[pad(k)];
+    if (S == 1) return s[Padded::at(k)];
     const int j = k & (len - 1);
-    Cx<Real> w = mul_conj(s[pad(j)], tw[((S - 1) * k) & (n - 1)]);
+    Cx<Real> w = mul_conj(s[Padded::at(j)], tw[((S - 1) * k) & (n - 1)]);
     for (int q = 0; q < S - 1; ++q) w = add(w, mul_conj(spill[q * len + j], tw[(q * k) & (n - 1)]));
     return w;
   }

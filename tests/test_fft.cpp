@@ -339,7 +339,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   // The kernel's phases, thread by thread: a sixteenth as many threads as the transform in
   // shared memory has points, a barrier between phases.
   const int len = n / split;
-  std::vector<C> tw(n), s(row_fft::padded_size(len), C{Real(7), Real(7)});  // garbage: the load zeroes
+  std::vector<C> tw(n), s(row_fft::Padded::size(len), C{Real(7), Real(7)});  // garbage: the load zeroes
   std::vector<C> spill(std::size_t(split - 1) * len + 1);
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
   int m_len = 0;
@@ -709,7 +709,7 @@ TEST(ColumnFft, HostEmulationPairOfBlocks) {
 
 TEST(ColumnFft, HostEmulationSwizzled) {
   // The columns swizzled in shared memory, not padded (row_fft::Swizzled): double precision's
-  // pairs of 4096 and 8192 points, which the GPU lays out so (swizzles_columns), and tiles of
+  // pairs of 4096 and 8192 points, which the GPU lays out so (ColumnShape::swizzled), and tiles of
   // every radix sequence, in a block or a pair.
   using Swz = row_fft::Swizzled;
   check_column_passes<double, Swz>(4096, 2, 2, 70u, 1e-13, 512, 4, true);
@@ -723,7 +723,7 @@ TEST(ColumnFft, HostEmulationSwizzled) {
 
 TEST(ColumnFft, HostEmulationCopiedLoad) {
   // The load as copies into shared memory, DIF 0 a phase after it (ColumnPhases kCopied): single
-  // precision's pairs of 8192 points, which the GPU loads so (copies_columns), other pairs in
+  // precision's pairs of 8192 points, which the GPU loads so (ColumnShape::copied), other pairs in
   // both layouts, and tiles in a block, past the kept columns, of radix 8 and 4.
   using Swz = row_fft::Swizzled;
   using Pad = row_fft::Padded;

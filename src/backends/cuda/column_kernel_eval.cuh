@@ -27,32 +27,54 @@
 namespace cascade {
 namespace cuda_launch {
 
-//! Whether a tile's columns of 2^m points in Real, a pair's (a cluster of two) of a constant
-//! length, lie in shared memory swizzled (row_fft::Swizzled), not padded: double precision's
-//! 4096 and 8192 points, whose tile then takes 128 KiB where it took 136 and leaves L1 a larger
-//! share of the multiprocessor's memory. H200, one device call, these pairs alone swizzled
-//! against main: a step at 4096^2 in double 2.693-2.696 -> 2.638-2.639 ms (the step on the
-//! device), 8192^2 14.537-14.540 -> 14.409-14.418 (launched by the host), the rest even. Every
-//! column kernel swizzled, 2048^2's pairs lost 4% and 128^2 x 1024 in single 3.6%:
-//! docs/performance.md.
+//! How a column kernel is compiled, by precision (Real), a pair's tile or a block's (pair),
+//! the columns' length 2^m (0: read at run time) and whether its pass takes the budget's sums
+//! (sums): one table, read by the kernel at compile time and by the host (the tile's shared
+//! memory) at run time. Each rule is what measured fastest; the measurements are H200, one
+//! device call each, docs/performance.md.
+struct ColumnShape {
+  //! The tile's columns lie in shared memory swizzled (row_fft::Swizzled), not padded: double
+  //! precision's pairs of 4096 and 8192 points, whose tile then takes 128 KiB where it took 136
+  //! and leaves L1 a larger share of the multiprocessor's memory. These pairs alone swizzled
+  //! against main: a step at 4096^2 in double 2.693-2.696 -> 2.638-2.639 ms (the step on the
+  //! device), 8192^2 14.537-14.540 -> 14.409-14.418 (launched by the host), the rest even. Every
+  //! column kernel swizzled, 2048^2's pairs lost 4% and 128^2 x 1024 in single 3.6%.
+  bool swizzled;
+  //! The tile is loaded as copies into shared memory (cp.async; column_fft::ColumnPhases
+  //! kCopied), DIF 0 in place a phase after: single precision's pairs of 8192 points. The pairs
+  //! of 4096 and 8192 points of both precisions so (on top of the swizzle): single 8192^2
+  //! 8.799-8.828 -> 8.667-8.691 ms a step (launched by the host), but single 4096^2 1.764-1.768
+  //! -> 1.813-1.825 and double 4096^2 on the device 2.638-2.639 -> 2.794-2.797.
+  bool copied;
+  //! The phases are folded (run_phases: each phase's number a constant), not run as a loop: all
+  //! but double precision's pairs of 4096 and 8192 points, which loop, as they did before the
+  //! fold. Folded, those stage kernels spilled 160 and 208 bytes (ptxas), and the step took
+  //! 2.90-2.92 ms at 4096^2 against 2.83-2.85 looping, 15.50-15.52 at 8192^2 against
+  //! 15.27-15.35; 2048^2's pairs and every smaller kernel gain from the fold, and so do single
+  //! precision's pairs, which do not spill folded (rows and columns 4096^2 2.00 against 2.07 ms,
+  //! 8192^2 11.16 against 11.47).
+  bool folded;
+  //! What the stage reads at a mode is asked for one position ahead (StageOfColumns::ahead,
+  //! ColumnTile::each_mode): without the budget's sums, every kernel; with them, the pairs of
+  //! 4096 and 8192 points and single precision's pairs. In the other stage kernels with the
+  //! sums, reading ahead spilled (ptxas: double precision's 2048-point pairs 166 bytes, tiles of
+  //! a block 54 to 554) and they read at the position: 2048^2 in double 1.4% faster, 128^2 x
+  //! 1024 in single 3-4%, 512^2 x 64 in double 1.2%, 512^2 in double 1% on the device; at the
+  //! position the pairs of 8192 points lost 0.7% in double, single precision's pairs 1% (three
+  //! rounds: "The budget's sums in the column kernel").
+  bool ahead;
+};
 template <class Real>
-constexpr bool swizzles_columns(bool pair, int m) {
-  return std::is_same_v<Real, double> && pair && (m == 12 || m == 13);
-}
-//! Whether the pass of column_kernel<Real, ..., M, RB, kPair> loads its tile as copies into
-//! shared memory (cp.async; column_fft::ColumnPhases kCopied), DIF 0 in place a phase after:
-//! single precision's pairs of 8192 points. H200, one device call, the pairs of 4096 and 8192
-//! points of both precisions so (on top of swizzles_columns): single 8192^2 8.799-8.828 ->
-//! 8.667-8.691 ms a step (launched by the host), but single 4096^2 1.764-1.768 -> 1.813-1.825
-//! and double 4096^2 on the device 2.638-2.639 -> 2.794-2.797: docs/performance.md.
-template <class Real>
-constexpr bool copies_columns(bool pair, int m) {
-  return std::is_same_v<Real, float> && pair && m == 13;
+constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
+  constexpr bool kDouble = std::is_same_v<Real, double>;
+  const bool long_pair = pair && (m == 12 || m == 13);
+  return {kDouble && long_pair, !kDouble && pair && m == 13, !(kDouble && long_pair),
+          !sums || (pair && (!kDouble || m >= 12))};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
-using ColumnLayout = std::conditional_t<swizzles_columns<Real>(kPair, M), row_fft::Swizzled, row_fft::Padded>;
-
+using ColumnLayout =
+    std::conditional_t<column_shape<Real>(kPair, M, false).swizzled, row_fft::Swizzled, row_fft::Padded>;
 //! Blocks a multiprocessor keeps at once, which bounds the registers a thread: in double two
 //! blocks of 256 threads (<= 128 registers; three spill, 256² × 256 lost 15%), in single three
 //! (<= 85; 128² × 1024 went from 492,000 to 536,000 member-steps/s, H100), blocks of 512 one.
@@ -110,32 +132,6 @@ template <int THREADS, bool kSums, bool kPair, int kModes, class Phases, class R
 __device__ __forceinline__ void run_phases(std::integer_sequence<int, P...>, const Phases& ph, Complex<Real>* a,
                                            Complex<Real>* b, SpectralSums* partials, int member) {
   (run_phase<THREADS, kSums, kPair>(ph, P, kModes, a, b, partials, member), ...);
-}
-
-//! Whether a kernel of columns of 2^M points (M > 0) in Real folds its phases (run_phases) or
-//! runs them as a loop: double precision's pairs of 4096 and 8192 points loop, as they did
-//! before the fold. Folded, those stage kernels spilled 160 and 208 bytes (ptxas), and the step
-//! took 2.90-2.92 ms at 4096^2 against 2.83-2.85 looping, 15.50-15.52 at 8192^2 against
-//! 15.27-15.35 (H200, one call); 2048^2's pairs and every smaller kernel gain from the fold, and
-//! so do single precision's pairs, which do not spill folded (rows and columns 4096^2 2.00
-//! against 2.07 ms, 8192^2 11.16 against 11.47): docs/performance.md.
-template <class Real>
-constexpr bool folds_phases(bool pair, int m) {
-  return !(std::is_same_v<Real, double> && pair && m >= 12);
-}
-
-//! Whether a column kernel of 2^m points (m = 0: the length read at run time) asks for what the
-//! stage reads at a mode one position ahead (StageOfColumns::ahead, ColumnTile::each_mode),
-//! with the budget's sums (`sums`) or without: without them, every kernel; with them, the pairs
-//! of 4096 and 8192 points and single precision's pairs. In the other stage kernels with the
-//! sums, reading ahead spilled (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a
-//! block 54 to 554) and they read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024
-//! in single 3-4%, 512^2 x 64 in double 1.2%, 512^2 in double 1% on the device; at the position
-//! the pairs of 8192 points lost 0.7% in double, single precision's pairs 1% (H200, one call,
-//! three rounds: docs/performance.md, "The budget's sums in the column kernel").
-template <class Real>
-constexpr bool reads_ahead(bool sums, bool pair, int m) {
-  return !sums || (pair && (std::is_same_v<Real, float> || m >= 12));
 }
 
 //! One tile a block (blockIdx.x: the tile, blockIdx.y: the member), the phases of the pass with
@@ -197,13 +193,13 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     }
     Complex<Real>* const am = a + std::size_t(member) * work_size;
     Complex<Real>* const bm = b + std::size_t(member) * work_size;
-    using Phases =
-        column_fft::ColumnPhases<Real, R, Op, Layout, copies_columns<Real>(kPair, M), reads_ahead<Real>(kSums, kPair, M)>;
+    constexpr ColumnShape kShape = column_shape<Real>(kPair, M, kSums);
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.copied, kShape.ahead>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
       constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
-      if constexpr (folds_phases<Real>(kPair, M)) {
+      if constexpr (kShape.folded) {
         run_phases<THREADS, kSums, kPair, kModes>(std::make_integer_sequence<int, kPhases>{}, ph, am, bm, partials,
                                                   member);
       } else {
@@ -239,7 +235,7 @@ class ColumnKernelEval {
   //! 0.214-0.216), measured once and not taken: the row products, 0.251-0.256, win there.
   static constexpr int kPairFrom = 2048;
   //! The shared memory a tile of `columns` columns of ny points takes (both fields), padded or
-  //! `swizzled` (swizzles_columns).
+  //! `swizzled` (column_shape).
   static std::size_t shared_bytes(int ny, int columns = 1, bool swizzled = false) {
     const int stride = swizzled ? column_fft::column_stride<row_fft::Swizzled>(ny) : column_fft::column_stride(ny);
     return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(stride);
@@ -304,9 +300,9 @@ class ColumnKernelEval {
              2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
     wide_ = (pair_ ? 1 : 2) * columns_ * (ny / 16) >= kWide;
-    // The tiles were sized padded; swizzled (the pairs' kernels of a constant length that
-    // swizzles_columns names) they take less.
-    const bool swizzled = constant_pair() && cuda_launch::swizzles_columns<Real>(true, m_);
+    // The tiles were sized padded; swizzled (the pairs' kernels of a constant length whose
+    // column_shape says so) they take less.
+    const bool swizzled = constant_pair() && cuda_launch::column_shape<Real>(true, m_, false).swizzled;
     smem_ = shared_bytes(ny, columns_, swizzled) / (pair_ ? 2 : 1);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
     tiles_ = (kept_ + columns_ - 1) / columns_;

@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   const auto row_of = [ld](Complex<Real>* f, int row) { return f + std::size_t(row) * std::size_t(ld); };
   if constexpr (kGrouped) {
     const int per = row_threads(THREADS, ph.m, RB), group = threadIdx.x / per, groups = THREADS / per;
-    ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::padded_size(1 << ph.m);
+    ph.s = reinterpret_cast<Complex<Real>*>(row_smem) + std::size_t(group) * row_fft::Padded::size(1 << ph.m);
     // Every group runs the same phases (barriers for all); a group past the last row idles.
     for (int first = blockIdx.x * groups; first < ny; first += gridDim.x * groups) {
       const int row = first + group;
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
     if constexpr (kStaged) {
-      const RowStaging<Real> staged{row_smem + sizeof(Complex<Real>) * row_fft::padded_size(1 << M),
+      const RowStaging<Real> staged{row_smem + sizeof(Complex<Real>) * row_fft::Padded::size(1 << M),
                                     RowStaging<Real>::field_bytes(ph.kept)};
       if (threadIdx.x == 0) {
         staged.init();
@@ -287,7 +287,7 @@ class RowKernelEval {
   //! The shared memory a block needs for rows of nx points.
   static std::size_t shared_bytes(int nx) {
     const int m = log2_for(nx);
-    return sizeof(Cplx) * std::size_t(rows_at_once(m)) * std::size_t(row_fft::padded_size(1 << m));
+    return sizeof(Cplx) * std::size_t(rows_at_once(m)) * std::size_t(row_fft::Padded::size(1 << m));
   }
 
   //! Whether this build can stage rows (RowStaging) on the device `prop` describes: bulk copies
@@ -333,7 +333,7 @@ class RowKernelEval {
     // 8), 32 at least.
     narrow_threads_ = rb_ != 4 ? std::max(32, std::min(128, (1 << log2_) >> rb_)) : 32;
     smem_ = sizeof(Cplx) * std::size_t(rows_at_once(log2_, narrow_ ? narrow_threads_ : 0, rb_)) *
-            std::size_t(row_fft::padded_size(1 << log2_));
+            std::size_t(row_fft::Padded::size(1 << log2_));
     stage = stage && nx_ == 1 << log2_ && cuda_launch::staged_rows<Real>(log2_);
     switch (log2_) {
       case 4: case 5: case 6: case 7: case 8: case 9:
