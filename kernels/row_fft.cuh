@@ -387,12 +387,18 @@ struct RowPhases {
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
   int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, 3 or 2 (rows of one part)
   int flight = 4;   //!< columns a thread loads before placing them (4 or 2: rows of one part)
+  //! Rows of one part with an inverse stage before the middle: the load folded into the first
+  //! inverse stage (load_first_stage), one phase fewer.
+  bool fold = false;
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
+  //! Whether the load is folded into the first inverse stage (fold, where it can be).
+  CASCADE_HD bool folded() const { return fold && split() == 1 && inverse_stages() > 0; }
   //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
   //! stages, and (all parts but the last) the spill; the last part's spill is the store, once.
-  CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3; }
+  //! Folded, the load and the first inverse stage are one phase.
+  CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3 - (folded() ? 1 : 0); }
   CASCADE_HD int count() const { return split() * part_phases(); }
 
   //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.
@@ -403,10 +409,14 @@ struct RowPhases {
       store(t0, dt, a_out, b_out);
       return MaxOp<Real>::identity();
     }
-    const int q = p / part_phases(), r = p % part_phases();
-    if (r == 0) {
-      load(q, t0, dt, a_in, b_in);
-    } else if (r <= a) {  // inverse stage r - 1
+    const int q = p / part_phases(), r0 = p % part_phases();
+    if (r0 == 0) {
+      if (folded()) load_first_stage(t0, dt, a_in, b_in);
+      else load(q, t0, dt, a_in, b_in);
+      return MaxOp<Real>::identity();
+    }
+    const int r = r0 + (folded() ? 1 : 0);  // the phases after as unfolded
+    if (r <= a) {  // inverse stage r - 1
       stage<true>(stage_bits(r - 1), s, tw, n, len, stage_length(r - 1), t0, dt);
     } else if (r == a + 1) {
       return middle_pass(rb, s, len, t0, dt, speed);
@@ -439,6 +449,16 @@ struct RowPhases {
       }
       s[Padded::at(j)] = y;
     }
+  }
+  //! The load folded into the first inverse stage (rows of one part): each butterfly gathers
+  //! its points of Z from the half spectra (z_spectrum; the removed columns as zero, not read)
+  //! and leaves its outputs in shared memory, as the stage does after load() placed them.
+  CASCADE_HD void load_first_stage(int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
+    with_radix(stage_bits(0), [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      for (int t = t0; t < n / R; t += dt)
+        dif_butterfly_from<R>([&](int k) { return z_spectrum(a_in, b_in, n, kept, k); }, s, tw, n, n, t);
+    });
   }
   //! The kept columns of a row of one part into shared memory: F columns' loads in flight a
   //! thread before the first is placed.

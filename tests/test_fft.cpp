@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -288,8 +289,11 @@ namespace {
 //! The GPU step's row-by-row evaluation (kernels/row_fft.cuh), run on the host thread by thread
 //! and phase by phase as the kernel runs it between barriers, against a direct DFT: one row's
 //! C2R of two half spectra, Basdevant's products, and the R2C of the products, kept columns.
+//! fold: the load folded into the first inverse stage (RowPhases::fold); `out`, where given,
+//! gets the products' half spectra as the phases left them (a's kept columns, then b's).
 template <class Real>
-void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4, int flight = 4) {
+void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4, int flight = 4, bool fold = false,
+                        std::vector<Complex<Real>>* out = nullptr) {
   using C = Complex<Real>;
   const int kept = (n - 1) / 3 + 1;
   int m = 0;
@@ -347,6 +351,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   row_fft::RowPhases<Real> ph{n, m_len, kept, s.data(), tw.data(), speed, spill.data()};
   ph.rb = rb;
   ph.flight = flight;
+  ph.fold = fold;
   ASSERT_EQ(ph.split(), split);
   std::vector<C> a_out = a, b_out = b;  // in place, as on the GPU
   const int threads = len >> rb;
@@ -361,7 +366,11 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
     err = std::max(err, double(std::abs(std::complex<long double>(b_out[k].re, b_out[k].im) - q_ref[k])));
   }
   EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split << ", radix bits " << rb << ", flight "
-                                       << flight;
+                                       << flight << ", fold " << fold;
+  if (out) {
+    *out = a_out;
+    out->insert(out->end(), b_out.begin(), b_out.end());
+  }
   EXPECT_GT(scale, 1.0L);  // the products are not trivially zero
   EXPECT_NEAR(double(rate), double(rate_ref), tol * double(rate_ref)) << "n = " << n << ", split " << split;
 }
@@ -393,6 +402,30 @@ TEST(RowFft, HostEmulationTwoLoadsInFlight) {
   // columns over 4, 64 and 256 threads).
   for (int n : {64, 1024, 4096}) check_row_products<double>(n, 43u + n, 1e-13, 1, 4, 2);
   check_row_products<float>(512, 47u, 2e-6, 1, 4, 2);
+}
+
+TEST(RowFft, HostEmulationLoadFoldedIntoTheFirstStage) {
+  // The load folded into the first inverse stage (rows of a constant length on the GPU): every
+  // first stage (radix 2, 4, 8, 16; rb 2, 3, 4), the same bits as the load and the stage apart.
+  const auto same_bits = [](const auto& x, const auto& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), sizeof(x[0]) * x.size()) == 0;
+  };
+  for (int rb : {2, 3, 4})
+    for (int n : {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
+      if (rb != 4 && n > 1024) continue;
+      std::vector<Complex<double>> apart, folded;
+      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, false, &apart);
+      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, true, &folded);
+      EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", radix bits " << rb;
+    }
+  for (int n : {2048, 8192}) {
+    std::vector<Complex<float>> apart, folded;
+    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, false, &apart);
+    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, true, &folded);
+    EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", single";
+  }
+  // Split rows keep the load of their parts: fold asks for nothing there.
+  check_row_products<double>(2048, 61u, 1e-13, 4, 4, 4, true);
 }
 
 TEST(RowFft, HostEmulationSplitRows) {

@@ -53,12 +53,32 @@ constexpr int row_loads_in_flight() {
   return !kGrouped && M >= 10 && (sizeof(Real) == 8 || M == 13) ? 2 : 4;
 }
 
+//! Whether the row kernel of rows of 2^m points (m > 0: a constant length, one part; `staged`:
+//! RowStaging's) folds its load into the first inverse stage (RowPhases::fold): one phase, one
+//! pass over shared memory and one barrier fewer a row, and no zeros written for the removed
+//! columns. Where it measured faster: rows of 256 to 1024 points, single precision's 2048, and
+//! staged rows. H200, one device call, three rounds, ms a step (launched by the host, or on the
+//! device), main against every constant length folded: staged, double 4096^2 2.622-2.659 ->
+//! 2.569-2.575 (device 2.619-2.622 -> 2.556-2.560), 8192^2 14.34-14.37 -> 13.90-13.96, single
+//! 8192^2 8.604-8.614 -> 8.442-8.466; single 2048^2 on the device 0.4622-0.4625 -> 0.4572-0.4582;
+//! 512^2 in double 0.0759-0.0761 -> 0.0749-0.0752, 256^2 x 256 in double 166,300-168,000 ->
+//! 171,200-173,300 member-steps/s, 512^2 x 64 +2%; 1024^2 and 256^2 even. Not folded where it
+//! lost: 128^2 (device 0.0363 -> 0.0381 in double, 0.0327 -> 0.0343 in single), double
+//! precision's rows of 2048 read from global memory (device 0.6241-0.6256 -> 0.6284-0.6288; 24
+//! bytes of spills, ptxas), single precision's 4096 (1.7432-1.7449 -> 1.7532-1.7537); nor
+//! double precision's longer rows unstaged (compute capability 8.0), which spilled as 2048's.
+template <class Real>
+constexpr bool folds_row_load(int m, bool staged) {
+  return m >= 8 && (staged || m <= 10 || (std::is_same_v<Real, float> && m == 11));
+}
+
 //! phase(0), phase(1), ... of a row: `phases` of them, or for rows of a constant length (M > 0)
 //! RowPhases::count of one part, a constant, the loop unrolled.
-template <int M, int RB, class Phase>
+template <int M, int RB, bool kFold, class Phase>
 __device__ inline void run_row_phases(const Phase& phase, int phases) {
   if constexpr (M > 0) {
-    constexpr int kPhases = 2 * row_fft::stages_before_last(M, RB) + 3;
+    constexpr int kStages = row_fft::stages_before_last(M, RB);
+    constexpr int kPhases = 2 * kStages + 3 - (kFold && kStages > 0 ? 1 : 0);
 #pragma unroll
     for (int p = 0; p < kPhases; ++p) phase(p);
   } else {
@@ -176,6 +196,8 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
     ph.kept = two_thirds_band(1 << M) + 1;
     ph.rb = RB;
   }
+  constexpr bool kFold = folds_row_load<Real>(M, kStaged);
+  ph.fold = kFold;
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
@@ -193,7 +215,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
       };
-      run_row_phases<M, RB>(phase, phases);
+      run_row_phases<M, RB, kFold>(phase, phases);
     }
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
@@ -218,7 +240,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
           __syncthreads();
           if (p == 0 && threadIdx.x == 0 && next < ny) staged.fetch(row_of(a, next), row_of(b, next), ph.kept);
         };
-        run_row_phases<M, RB>(phase, phases);
+        run_row_phases<M, RB, kFold>(phase, phases);
       }
     } else {
       for (int row = blockIdx.x; row < ny; row += gridDim.x) {
@@ -228,7 +250,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
           acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
           __syncthreads();
         };
-        run_row_phases<M, RB>(phase, phases);
+        run_row_phases<M, RB, kFold>(phase, phases);
       }
     }
   }
