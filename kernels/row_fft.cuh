@@ -25,6 +25,8 @@
 //!   - the forward FFT of w = uv + i (v^2 - u^2) runs the same stages backwards (decimation in
 //!     time, conjugate twiddles), from digit-reversed order back to natural order:
 //!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
+//!   - in rows of one part the load may be folded into the first inverse stage (RowPhases::fold:
+//!     each butterfly gathers its points of Z from the half spectra), one phase fewer;
 //!   - the last inverse stage, the products and the first forward stage are one pass in
 //!     registers (each thread holds 16, 8 or 4 consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
