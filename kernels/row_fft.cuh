@@ -249,6 +249,12 @@ CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) {
   const int b0 = first_stage_bits(m, rb), len = 1 << m;
   return (b0 && i > 0) ? (len >> b0) >> (rb * (i - 1)) : len >> (rb * i);
 }
+//! The phases of a row's part of 2^m points in stages of radix 2^rb (RowPhases): the load, the
+//! inverse stages before the middle, the middle, the forward stages and the spill or store; the
+//! load and the first inverse stage one phase where `fold` asks for it and there is such a stage.
+CASCADE_HD constexpr int part_phases_of(int m, int rb, bool fold) {
+  return 2 * stages_before_last(m, rb) + 3 - (fold && stages_before_last(m, rb) > 0 ? 1 : 0);
+}
 //! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
 //! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
 //! one residue each (q, the digit of p at that stage), so that p = sum q_i M_i holds frequency
@@ -397,10 +403,9 @@ struct RowPhases {
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
   //! Whether the load is folded into the first inverse stage (fold, where it can be).
   CASCADE_HD bool folded() const { return fold && split() == 1 && inverse_stages() > 0; }
-  //! Phases of a part: the load, the inverse stages before the middle, the middle, the forward
-  //! stages, and (all parts but the last) the spill; the last part's spill is the store, once.
-  //! Folded, the load and the first inverse stage are one phase.
-  CASCADE_HD int part_phases() const { return 2 * inverse_stages() + 3 - (folded() ? 1 : 0); }
+  //! Phases of a part (part_phases_of): all parts but the last end in the spill; the last
+  //! part's spill is the store, once.
+  CASCADE_HD int part_phases() const { return part_phases_of(m, rb, folded()); }
   CASCADE_HD int count() const { return split() * part_phases(); }
 
   //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.

@@ -77,8 +77,7 @@ constexpr bool folds_row_load(int m, bool staged) {
 template <int M, int RB, bool kFold, class Phase>
 __device__ inline void run_row_phases(const Phase& phase, int phases) {
   if constexpr (M > 0) {
-    constexpr int kStages = row_fft::stages_before_last(M, RB);
-    constexpr int kPhases = 2 * kStages + 3 - (kFold && kStages > 0 ? 1 : 0);
+    constexpr int kPhases = row_fft::part_phases_of(M, RB, kFold);
 #pragma unroll
     for (int p = 0; p < kPhases; ++p) phase(p);
   } else {
