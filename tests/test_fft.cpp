@@ -397,8 +397,8 @@ TEST(RowFft, HostEmulationRadixEight) {
 }
 
 TEST(RowFft, HostEmulationTwoLoadsInFlight) {
-  // Two columns' loads in flight a thread (rows of 1024 to 8192 points in double, 8192 in
-  // single): every kept column placed, the last round of loads short (22, 342 and 1366 kept
+  // Two columns' loads in flight a thread (the loads not folded of rows of 1024 to 8192 points
+  // in double, 8192 in single): every kept column placed, the last round of loads short (22, 342 and 1366 kept
   // columns over 4, 64 and 256 threads).
   for (int n : {64, 1024, 4096}) check_row_products<double>(n, 43u + n, 1e-13, 1, 4, 2);
   check_row_products<float>(512, 47u, 2e-6, 1, 4, 2);

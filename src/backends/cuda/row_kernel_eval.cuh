@@ -47,7 +47,8 @@ constexpr int row_blocks_per_sm() {
 //! them to 128 and 64 registers: `ptxas -v`, sm_90, 112 and 132 bytes of spills a thread with
 //! four, at most 8 and 88 with two), four elsewhere. H100, a step: double 1024^2 0.253 -> 0.246
 //! ms, 2048^2 0.948 -> 0.938, 4096^2 and 8192^2 even; single 8192^2 11.0 -> 10.8 (single 4096^2
-//! with two: 2.12 -> 2.15, not taken).
+//! with two: 2.12 -> 2.15, not taken). It applies where the load is a phase of its own: a
+//! folded load (folds_row_load) reads each butterfly's points instead.
 template <bool kGrouped, class Real, int M>
 constexpr int row_loads_in_flight() {
   return !kGrouped && M >= 10 && (sizeof(Real) == 8 || M == 13) ? 2 : 4;
