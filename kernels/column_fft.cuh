@@ -136,9 +136,9 @@ struct ColumnTile {
     const int per = (n >> rb) < dt ? (n >> rb) : dt;  // threads a column (n / 2^rb >= 1)
     const int per_bits = log2_of(per), groups = dt >> per_bits, g = t0 >> per_bits;
     if (g >= groups) return;
-    const int bits = row_fft::stage_bits_of(m, i, rb), L = row_fft::stage_length_of(m, i, rb);
+    const int bits = row_fft::stage_bits_of(m, i, rb), l = row_fft::stage_log2_length_of(m, i, rb);
     for (int col = g; col < held() * columns; col += groups)
-      row_fft::stage<kDif, Layout>(bits, s + std::size_t(col) * column_stride<Layout>(n), tw, n, n, L, t0 & (per - 1),
+      row_fft::stage<kDif, Layout>(bits, s + std::size_t(col) * column_stride<Layout>(n), tw, n, n, l, t0 & (per - 1),
                                    per);
   }
   //! The load folded into the first stage of the decimation in frequency (blocks of n): each
@@ -183,7 +183,7 @@ struct ColumnTile {
       for (int col = g; col < held() * columns; col += groups) {
         Cx<Real>* const x = s + std::size_t(col) * column_stride<Layout>(n);
         for (int t = t0 & (per - 1); t < n / R; t += per)
-          row_fft::dif_butterfly_from<R, Layout>([x](int i) { return conj(x[Layout::at(i)]); }, x, tw, n, n, t);
+          row_fft::dif_butterfly_from<R, Layout>([x](int i) { return conj(x[Layout::at(i)]); }, x, tw, n, m, t);
       }
     });
   }
@@ -197,7 +197,7 @@ struct ColumnTile {
       const Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
       row_fft::dif_butterfly_from<R, Layout>([g, row](int y) { return conj(g[std::size_t(y) * row]); }, column(f, c),
-                                             tw, n, n, e >> field_bits);
+                                             tw, n, m, e >> field_bits);
     }
   }
   template <int R>
@@ -209,7 +209,7 @@ struct ColumnTile {
       if (c >= valid) continue;
       Cx<Real>* g = (f ? b : a) + first_column + c;
       const std::size_t row = std::size_t(ld);
-      row_fft::dit_butterfly_to<R, Layout>(column(f, c), tw, n, n, e >> field_bits,
+      row_fft::dit_butterfly_to<R, Layout>(column(f, c), tw, n, m, e >> field_bits,
                                            [g, row](int y, Cx<Real> z) { g[std::size_t(y) * row] = conj(z); });
     }
   }

@@ -171,20 +171,26 @@ CASCADE_UNROLL
 }
 
 //! Butterfly t of a decimation-in-frequency stage (exponent +1: the inverse transform) over
-//! blocks of length L = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
-//! Where butterfly t of a radix-R stage over blocks of length L = R M starts: n1 = t mod M
-//! within its block, base = its block's start + n1; its points are base + M j.
+//! blocks of length L = 2^l = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
+//! Where butterfly t of a radix-R stage over blocks of length L = 2^l = R M starts: n1 = t mod M
+//! within its block, base = its block's start + n1; its points are base + M j. The stages pass
+//! l, not L: where the stage is known at run time only (the phase loops of the large rows and
+//! columns), t / M and n / L were an integer division each (a reciprocal and some twenty
+//! instructions) that the twiddle's load waited for (ncu, the 4096^2 double row kernel). As
+//! shifts (H200, docs/performance.md): single 8192^2 2.0% faster a step, 8192^2 in double 0.6%,
+//! 1024^2 and single 2048^2 1-2%; single 4096^2 2.2% slower (its row kernel spills 36 bytes).
 template <int R>
 struct ButterflyPlace {
   int M, n1, base;
-  CASCADE_HD ButterflyPlace(int L, int t) : M(L / R), n1(t & (L / R - 1)), base((t / (L / R)) * L + (t & (L / R - 1))) {}
+  CASCADE_HD ButterflyPlace(int l, int t)
+      : M(1 << (l - log2_of<R>())), n1(t & (M - 1)), base(((t >> (l - log2_of<R>())) << l) + n1) {}
 };
 
 //! in(i) gives point i (dif_butterfly: shared memory; the column kernel's first stage: the
 //! field in global memory).
 template <int R, class Layout = Padded, class Real, class In>
-CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  const ButterflyPlace<R> b(L, t);
+CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
+  const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
@@ -193,13 +199,13 @@ CASCADE_UNROLL
   Cx<Real> y[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
-  if (M > 1) twiddle<R, +1>(y, tw, n, n / L, n1);
+  if (M > 1) twiddle<R, +1>(y, tw, n, n >> l, n1);
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) s[Layout::at(base + M * q)] = y[q];
 }
 template <int R, class Layout = Padded, class Real>
-CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  dif_butterfly_from<R, Layout>([s](int i) { return s[Layout::at(i)]; }, s, tw, n, L, t);
+CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
+  dif_butterfly_from<R, Layout>([s](int i) { return s[Layout::at(i)]; }, s, tw, n, l, t);
 }
 
 //! Butterfly t of the decimation-in-time stage (exponent -1: the forward transform) that
@@ -207,26 +213,26 @@ CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int
 //! out(i, z) takes point i (dit_butterfly: shared memory; the column kernel's last stage: the
 //! field in global memory).
 template <int R, class Layout = Padded, class Real, class Out>
-CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t, const Out& out) {
-  const ButterflyPlace<R> b(L, t);
+CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, const Out& out) {
+  const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) x[q] = s[Layout::at(base + M * q)];
-  if (M > 1) twiddle<R, -1>(x, tw, n, n / L, n1);
+  if (M > 1) twiddle<R, -1>(x, tw, n, n >> l, n1);
   dft<R, -1>(x);
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
 }
 template <int R, class Layout = Padded, class Real>
-CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  dit_butterfly_to<R, Layout>(s, tw, n, L, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; });
+CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
+  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; });
 }
 
 template <bool kInverse, int R, class Layout = Padded, class Real>
-CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int L, int t) {
-  if constexpr (kInverse) dif_butterfly<R, Layout>(s, tw, n, L, t);
-  else dit_butterfly<R, Layout>(s, tw, n, L, t);
+CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
+  if constexpr (kInverse) dif_butterfly<R, Layout>(s, tw, n, l, t);
+  else dit_butterfly<R, Layout>(s, tw, n, l, t);
 }
 
 //! A transform of 2^m points is made of stages of radix 2^rb (rb = 4, radix 16, but for the
@@ -240,15 +246,16 @@ CASCADE_HD constexpr int stages_before_last(int m, int rb = 4) {
   return (first_stage_bits(m, rb) ? 1 : 0) + (m - rb) / rb;
 }
 //! Decimation-in-frequency stage i of a transform of 2^m points (i = stages_before_last(m):
-//! the last): its radix as log2, and the length of the blocks it works on.
+//! the last): its radix as log2, and the length of the blocks it works on (and its log2).
 CASCADE_HD inline int stage_bits_of(int m, int i, int rb = 4) {
   const int b0 = first_stage_bits(m, rb);
   return (b0 && i == 0) ? b0 : rb;
 }
-CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) {
-  const int b0 = first_stage_bits(m, rb), len = 1 << m;
-  return (b0 && i > 0) ? (len >> b0) >> (rb * (i - 1)) : len >> (rb * i);
+CASCADE_HD inline int stage_log2_length_of(int m, int i, int rb = 4) {
+  const int b0 = first_stage_bits(m, rb);
+  return (b0 && i > 0) ? m - b0 - rb * (i - 1) : m - rb * i;
 }
+CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) { return 1 << stage_log2_length_of(m, i, rb); }
 //! The phases of a row's part of 2^m points in stages of radix 2^rb (RowPhases): the load, the
 //! inverse stages before the middle, the middle, the forward stages and the spill or store; the
 //! load and the first inverse stage one phase where `fold` asks for it and there is such a stage.
@@ -286,13 +293,14 @@ CASCADE_HD_INLINE void with_radix(int bits, const F& f) {
   }
 }
 
-//! Dispatch a stage of radix 2^bits (1..4) of a transform of `len` points over the
-//! butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw, twiddle).
+//! Dispatch a stage of radix 2^bits (1..4) over blocks of 2^l points of a transform of `len`
+//! points over the butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw,
+//! twiddle).
 template <bool kInverse, class Layout = Padded, class Real>
-CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int L, int t0, int dt) {
+CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int l, int t0, int dt) {
   const int count = len >> bits;
   with_radix(bits, [&](auto r) {
-    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value, Layout>(s, tw, nt, L, t);
+    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value, Layout>(s, tw, nt, l, t);
   });
 }
 
@@ -424,11 +432,11 @@ struct RowPhases {
     }
     const int r = r0 + (folded() ? 1 : 0);  // the phases after as unfolded
     if (r <= a) {  // inverse stage r - 1
-      stage<true>(stage_bits(r - 1), s, tw, n, len, stage_length(r - 1), t0, dt);
+      stage<true>(stage_bits(r - 1), s, tw, n, len, stage_log2_length(r - 1), t0, dt);
     } else if (r == a + 1) {
       return middle_pass(rb, s, len, t0, dt, speed);
     } else if (r <= 2 * a + 1) {  // forward stages: each undoes inverse stage 2a + 1 - r
-      stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_length(2 * a + 1 - r), t0, dt);
+      stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_log2_length(2 * a + 1 - r), t0, dt);
     } else if (q < S - 1) {  // the part waits in the spill area
       for (int j = t0; j < len; j += dt) spill[q * len + j] = s[Padded::at(j)];
     }
@@ -438,7 +446,7 @@ struct RowPhases {
  private:
   //! Inverse stage i (before the middle): its radix as log2, and its block length.
   CASCADE_HD int stage_bits(int i) const { return stage_bits_of(m, i, rb); }
-  CASCADE_HD int stage_length(int i) const { return stage_length_of(m, i, rb); }
+  CASCADE_HD int stage_log2_length(int i) const { return stage_log2_length_of(m, i, rb); }
   CASCADE_HD void load(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
     if (split() == 1) {
       if (flight == 2) load_columns<2>(t0, dt, a_in, b_in);
@@ -464,7 +472,7 @@ struct RowPhases {
     with_radix(stage_bits(0), [&](auto r) {
       constexpr int R = decltype(r)::value;
       for (int t = t0; t < n / R; t += dt)
-        dif_butterfly_from<R>([&](int k) { return z_spectrum(a_in, b_in, n, kept, k); }, s, tw, n, n, t);
+        dif_butterfly_from<R>([&](int k) { return z_spectrum(a_in, b_in, n, kept, k); }, s, tw, n, m, t);
     });
   }
   //! The kept columns of a row of one part into shared memory: F columns' loads in flight a
