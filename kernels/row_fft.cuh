@@ -178,7 +178,8 @@ CASCADE_UNROLL
 //! columns), t / M and n / L were an integer division each (a reciprocal and some twenty
 //! instructions) that the twiddle's load waited for (ncu, the 4096^2 double row kernel). As
 //! shifts (H200, docs/performance.md): single 8192^2 2.0% faster a step, 8192^2 in double 0.6%,
-//! 1024^2 and single 2048^2 1-2%; single 4096^2 2.2% slower (its row kernel spills 36 bytes).
+//! 1024^2 and single 2048^2 1-2%; single 4096^2 2.2% slower (its row kernel now spills 36 bytes,
+//! but two loads in flight, which spill none, were no faster).
 template <int R>
 struct ButterflyPlace {
   int M, n1, base;
