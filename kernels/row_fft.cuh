@@ -26,7 +26,9 @@
 //!     time, conjugate twiddles), from digit-reversed order back to natural order:
 //!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
 //!   - in rows of one part the load may be folded into the first inverse stage (RowPhases::fold:
-//!     each butterfly gathers its points of Z from the half spectra), one phase fewer;
+//!     each butterfly gathers its points of Z from the half spectra), one phase fewer, and the
+//!     store into the last forward stage (RowPhases::fold_store: a thread takes the butterflies
+//!     whose outputs are each other's W[n-k]), one more;
 //!   - the last inverse stage, the products and the first forward stage are one pass in
 //!     registers (each thread holds 16, 8 or 4 consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
@@ -225,6 +227,13 @@ CASCADE_UNROLL
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
 }
+//! The butterfly's outputs in registers: y[j] the point at base + M j (dit_butterfly_to gives
+//! them in that order; unrolled, the count is a constant at each).
+template <int R, class Layout = Padded, class Real>
+CASCADE_HD inline void dit_outputs(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, Cx<Real> (&y)[R]) {
+  int j = 0;
+  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [&](int, Cx<Real> z) { y[j++] = z; });
+}
 template <int R, class Layout = Padded, class Real>
 CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
   dit_butterfly_to<R, Layout>(s, tw, n, l, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; });
@@ -259,9 +268,11 @@ CASCADE_HD inline int stage_log2_length_of(int m, int i, int rb = 4) {
 CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) { return 1 << stage_log2_length_of(m, i, rb); }
 //! The phases of a row's part of 2^m points in stages of radix 2^rb (RowPhases): the load, the
 //! inverse stages before the middle, the middle, the forward stages and the spill or store; the
-//! load and the first inverse stage one phase where `fold` asks for it and there is such a stage.
-CASCADE_HD constexpr int part_phases_of(int m, int rb, bool fold) {
-  return 2 * stages_before_last(m, rb) + 3 - (fold && stages_before_last(m, rb) > 0 ? 1 : 0);
+//! load and the first inverse stage one phase where `fold` asks for it and there is such a stage,
+//! the last forward stage and the store one phase where `fold_store` does.
+CASCADE_HD constexpr int part_phases_of(int m, int rb, bool fold, bool fold_store = false) {
+  return 2 * stages_before_last(m, rb) + 3 - (fold && stages_before_last(m, rb) > 0 ? 1 : 0) -
+         (fold_store && stages_before_last(m, rb) > 0 ? 1 : 0);
 }
 //! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
 //! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
@@ -407,14 +418,19 @@ struct RowPhases {
   //! Rows of one part with an inverse stage before the middle: the load folded into the first
   //! inverse stage (load_first_stage), one phase fewer.
   bool fold = false;
+  //! Rows of one part with an inverse stage before the middle: the store folded into the last
+  //! forward stage (last_stage_store), one phase fewer.
+  bool fold_store = false;
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
   //! Whether the load is folded into the first inverse stage (fold, where it can be).
   CASCADE_HD bool folded() const { return fold && split() == 1 && inverse_stages() > 0; }
+  //! Whether the store is folded into the last forward stage (fold_store, where it can be).
+  CASCADE_HD bool store_folded() const { return fold_store && split() == 1 && inverse_stages() > 0; }
   //! Phases of a part (part_phases_of): all parts but the last end in the spill; the last
   //! part's spill is the store, once.
-  CASCADE_HD int part_phases() const { return part_phases_of(m, rb, folded()); }
+  CASCADE_HD int part_phases() const { return part_phases_of(m, rb, folded(), store_folded()); }
   CASCADE_HD int count() const { return split() * part_phases(); }
 
   //! Phase `p` of this thread; returns the CFL speed it saw (the middle phases) or -inf.
@@ -422,7 +438,8 @@ struct RowPhases {
                       Cx<Real>* b_out) const {
     const int S = split(), len = 1 << m, a = inverse_stages();
     if (p == count() - 1) {
-      store(t0, dt, a_out, b_out);
+      if (store_folded()) last_stage_store(t0, dt, a_out, b_out);
+      else store(t0, dt, a_out, b_out);
       return MaxOp<Real>::identity();
     }
     const int q = p / part_phases(), r0 = p % part_phases();
@@ -504,13 +521,39 @@ struct RowPhases {
     for (int q = 0; q < S - 1; ++q) w = add(w, mul_conj(spill[q * len + j], tw[(q * k) & (n - 1)]));
     return w;
   }
-  CASCADE_HD void store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
+  //! The products' half spectra at column k from W[k] (w) and W[n - k] (r).
+  CASCADE_HD static void put(Cx<Real>* a_out, Cx<Real>* b_out, int k, Cx<Real> w, Cx<Real> r) {
     const Real half = Real(0.5);
-    for (int k = t0; k < kept; k += dt) {
-      const Cx<Real> w = spectrum(k), r = spectrum((n - k) & (n - 1));
-      a_out[k] = {half * (w.re + r.re), half * (w.im - r.im)};
-      b_out[k] = {half * (w.im + r.im), half * (r.re - w.re)};
-    }
+    a_out[k] = {half * (w.re + r.re), half * (w.im - r.im)};
+    b_out[k] = {half * (w.im + r.im), half * (r.re - w.re)};
+  }
+  CASCADE_HD void store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
+    for (int k = t0; k < kept; k += dt) put(a_out, b_out, k, spectrum(k), spectrum((n - k) & (n - 1)));
+  }
+  //! The store folded into the last forward stage (rows of one part; the decimation in time that
+  //! undoes the first inverse stage, radix R over the whole row, M = n / R butterflies):
+  //! butterfly t leaves W[t + M j] (j < R), whose partners W[n - t - M j] are the outputs R - 1 - j
+  //! of butterfly M - t, so that a thread takes the pair t, M - t (0 < t < M/2; item 0 the
+  //! butterflies 0 and M/2, each its own partner) and stores the kept columns of both from
+  //! registers: no pass of W through shared memory, the same arithmetic (the same bits) as the
+  //! stage and the store apart.
+  CASCADE_HD void last_stage_store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
+    with_radix(stage_bits(0), [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      const int M = n / R, half = M / 2;
+      for (int i = t0; i < half; i += dt) {
+        const int A = i, B = i == 0 ? half : M - i;
+        Cx<Real> ya[R], yb[R];
+        dit_outputs<R>(s, tw, n, m, A, ya);
+        dit_outputs<R>(s, tw, n, m, B, yb);
+CASCADE_UNROLL
+        for (int j = 0; j < R; ++j) {
+          const int ka = A + M * j, kb = B + M * j;
+          if (ka < kept) put(a_out, b_out, ka, ya[j], i == 0 ? ya[(R - j) % R] : yb[R - 1 - j]);
+          if (kb < kept) put(a_out, b_out, kb, yb[j], i == 0 ? yb[R - 1 - j] : ya[R - 1 - j]);
+        }
+      }
+    });
   }
 };
 

@@ -293,7 +293,7 @@ namespace {
 //! gets the products' half spectra as the phases left them (a's kept columns, then b's).
 template <class Real>
 void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4, int flight = 4, bool fold = false,
-                        std::vector<Complex<Real>>* out = nullptr) {
+                        bool fold_store = false, std::vector<Complex<Real>>* out = nullptr) {
   using C = Complex<Real>;
   const int kept = (n - 1) / 3 + 1;
   int m = 0;
@@ -352,6 +352,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   ph.rb = rb;
   ph.flight = flight;
   ph.fold = fold;
+  ph.fold_store = fold_store;
   ASSERT_EQ(ph.split(), split);
   std::vector<C> a_out = a, b_out = b;  // in place, as on the GPU
   const int threads = len >> rb;
@@ -366,7 +367,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
     err = std::max(err, double(std::abs(std::complex<long double>(b_out[k].re, b_out[k].im) - q_ref[k])));
   }
   EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split << ", radix bits " << rb << ", flight "
-                                       << flight << ", fold " << fold;
+                                       << flight << ", fold " << fold << ", store folded " << fold_store;
   if (out) {
     *out = a_out;
     out->insert(out->end(), b_out.begin(), b_out.end());
@@ -414,18 +415,46 @@ TEST(RowFft, HostEmulationLoadFoldedIntoTheFirstStage) {
     for (int n : {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
       if (rb != 4 && n > 1024) continue;
       std::vector<Complex<double>> apart, folded;
-      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, false, &apart);
-      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, true, &folded);
+      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, false, false, &apart);
+      check_row_products<double>(n, 53u + n, 1e-13, 1, rb, 4, true, false, &folded);
       EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", radix bits " << rb;
     }
   for (int n : {2048, 8192}) {
     std::vector<Complex<float>> apart, folded;
-    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, false, &apart);
-    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, true, &folded);
+    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, false, false, &apart);
+    check_row_products<float>(n, 59u + n, 4e-6, 1, 4, 2, true, false, &folded);
     EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", single";
   }
   // Split rows keep the load of their parts: fold asks for nothing there.
   check_row_products<double>(2048, 61u, 1e-13, 4, 4, 4, true);
+}
+
+TEST(RowFft, HostEmulationStoreFoldedIntoTheLastStage) {
+  // The store folded into the last forward stage (RowPhases::fold_store: a thread the pair of
+  // butterflies t, M - t): every first radix (2, 4, 8, 16; rb 2, 3, 4), with the load folded or
+  // not, the same bits as the stage and the store apart.
+  const auto same_bits = [](const auto& x, const auto& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), sizeof(x[0]) * x.size()) == 0;
+  };
+  for (int rb : {2, 3, 4})
+    for (int n : {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
+      if (rb != 4 && n > 1024) continue;
+      for (bool fold : {false, true}) {
+        std::vector<Complex<double>> apart, folded;
+        check_row_products<double>(n, 89u + n, 1e-13, 1, rb, 4, fold, false, &apart);
+        check_row_products<double>(n, 89u + n, 1e-13, 1, rb, 4, fold, true, &folded);
+        EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", radix bits " << rb << ", load folded " << fold;
+      }
+    }
+  for (int n : {1024, 2048, 8192}) {
+    std::vector<Complex<float>> apart, folded;
+    check_row_products<float>(n, 97u + n, 4e-6, 1, 4, 2, true, false, &apart);
+    check_row_products<float>(n, 97u + n, 4e-6, 1, 4, 2, true, true, &folded);
+    EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", single";
+  }
+  // Split rows keep their store (the last forward stage folded into it): fold_store asks for
+  // nothing there.
+  check_row_products<double>(2048, 67u, 1e-13, 4, 4, 4, false, true);
 }
 
 TEST(RowFft, HostEmulationSplitRows) {

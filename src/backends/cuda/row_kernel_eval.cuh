@@ -73,12 +73,27 @@ constexpr bool folds_row_load(int m, bool staged) {
   return m >= 8 && (staged || m <= 10 || (std::is_same_v<Real, float> && m == 11));
 }
 
+//! Whether the row kernel of rows of 2^m points (m > 0: a constant length, one part) folds its
+//! store into the last forward stage (RowPhases::fold_store): one phase, one pass over shared
+//! memory and one barrier fewer a row. Where that stage's radix is below the others' (rows of
+//! 128 points in radix 16 or 4, 1024, 2048 and 8192), so that a thread's pair of its butterflies
+//! holds no more points than a butterfly of the others (a pair of radix 16 would hold 32). H200,
+//! one device call, three rounds, ms a step launched by the host (on the device), main against
+//! the tree: double 1024^2 0.252-0.256 (0.2263-0.2271) -> 0.241-0.244 (0.2188-0.2191), 2048^2
+//! (0.6237-0.6245) -> (0.6124-0.6126), 8192^2 13.77-13.80 -> 13.49-13.50; single 1024^2
+//! (0.1665-0.1675) -> (0.1645-0.1649), 2048^2 (0.4504-0.4522) -> (0.4454-0.4456), 8192^2
+//! 8.238-8.243 -> 8.010-8.024; 128^2 x 1024 in single 998,000-1,006,000 -> 1,050,000-1,062,000
+//! member-steps/s; 4096^2 (not folded), 256^2, 512^2 and double precision's ensembles even.
+constexpr bool folds_row_store(int m, int rb) {
+  return m > 0 && row_fft::first_stage_bits(m, rb) != 0 && row_fft::stages_before_last(m, rb) > 0;
+}
+
 //! phase(0), phase(1), ... of a row: `phases` of them, or for rows of a constant length (M > 0)
 //! RowPhases::count of one part, a constant, the loop unrolled.
-template <int M, int RB, bool kFold, class Phase>
+template <int M, int RB, bool kFold, bool kFoldStore, class Phase>
 __device__ inline void run_row_phases(const Phase& phase, int phases) {
   if constexpr (M > 0) {
-    constexpr int kPhases = row_fft::part_phases_of(M, RB, kFold);
+    constexpr int kPhases = row_fft::part_phases_of(M, RB, kFold, kFoldStore);
 #pragma unroll
     for (int p = 0; p < kPhases; ++p) phase(p);
   } else {
@@ -197,7 +212,9 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
     ph.rb = RB;
   }
   constexpr bool kFold = folds_row_load<Real>(M, kStaged);
+  constexpr bool kFoldStore = folds_row_store(M, RB);
   ph.fold = kFold;
+  ph.fold_store = kFoldStore;
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
@@ -215,7 +232,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
         if (row < ny) acc = op(acc, ph.run(p, threadIdx.x % per, per, ar, br, ar, br));
         __syncthreads();
       };
-      run_row_phases<M, RB, kFold>(phase, phases);
+      run_row_phases<M, RB, kFold, kFoldStore>(phase, phases);
     }
   } else {
     ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
@@ -240,7 +257,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
           __syncthreads();
           if (p == 0 && threadIdx.x == 0 && next < ny) staged.fetch(row_of(a, next), row_of(b, next), ph.kept);
         };
-        run_row_phases<M, RB, kFold>(phase, phases);
+        run_row_phases<M, RB, kFold, kFoldStore>(phase, phases);
       }
     } else {
       for (int row = blockIdx.x; row < ny; row += gridDim.x) {
@@ -250,7 +267,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
           acc = op(acc, ph.run(p, threadIdx.x, THREADS, ar, br, ar, br));
           __syncthreads();
         };
-        run_row_phases<M, RB, kFold>(phase, phases);
+        run_row_phases<M, RB, kFold, kFoldStore>(phase, phases);
       }
     }
   }
