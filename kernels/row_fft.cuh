@@ -27,8 +27,8 @@
 //!     P[k] = (W[k] + conj W[n-k]) / 2, Q[k] = (W[k] - conj W[n-k]) / 2i;
 //!   - in rows of one part the load may be folded into the first inverse stage (RowPhases::fold:
 //!     each butterfly gathers its points of Z from the half spectra), one phase fewer, and the
-//!     store into the last forward stage (RowPhases::fold_store: a thread takes the butterflies
-//!     whose outputs are each other's W[n-k]), one more;
+//!     store into the last forward stage (RowPhases::fold_store: the butterflies whose outputs
+//!     are each other's W[n-k] in one thread, or in lanes that exchange them), one more;
 //!   - the last inverse stage, the products and the first forward stage are one pass in
 //!     registers (each thread holds 16, 8 or 4 consecutive points of z);
 //!   - shared memory is padded by one element in 16 (element i at i + i/16), which keeps the
@@ -533,14 +533,20 @@ struct RowPhases {
   //! The store folded into the last forward stage (rows of one part; the decimation in time that
   //! undoes the first inverse stage, radix R over the whole row, M = n / R butterflies):
   //! butterfly t leaves W[t + M j] (j < R), whose partners W[n - t - M j] are the outputs R - 1 - j
-  //! of butterfly M - t, so that a thread takes the pair t, M - t (0 < t < M/2; item 0 the
-  //! butterflies 0 and M/2, each its own partner) and stores the kept columns of both from
-  //! registers: no pass of W through shared memory, the same arithmetic (the same bits) as the
-  //! stage and the store apart.
+  //! of butterfly M - t (butterflies 0 and M/2 each its own partner), stored from registers, no
+  //! pass of W through shared memory: the same arithmetic (the same bits) as the stage and the
+  //! store apart. Where R is below the stages' radix 2^rb, a thread takes the pair t, M - t
+  //! (item 0 the butterflies 0 and M/2), which hold no more points than a butterfly of the other
+  //! stages; where it is 2^rb (one butterfly a thread: dt = M), each thread its butterfly and
+  //! the partner's outputs from the thread that holds them (exchanged_partners).
   CASCADE_HD void last_stage_store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
     with_radix(stage_bits(0), [&](auto r) {
       constexpr int R = decltype(r)::value;
       const int M = n / R, half = M / 2;
+      if (R == (1 << rb)) {
+        exchanged_partners<R>(t0, a_out, b_out);
+        return;
+      }
       for (int i = t0; i < half; i += dt) {
         const int A = i, B = i == 0 ? half : M - i;
         Cx<Real> ya[R], yb[R];
@@ -554,6 +560,39 @@ CASCADE_UNROLL
         }
       }
     });
+  }
+  //! last_stage_store with a butterfly a thread (t0 < M = n / R): the threads of a row are laid
+  //! out so that the partner of each butterfly t is held h lanes away (h = min(M/2, 16): in each
+  //! group of 2h lanes the first h take t = u, the others M - u, u = 0 there taking M/2), and the
+  //! outputs it needs come by a shuffle within the row's threads; on the host, which runs the
+  //! threads one after the other, the thread computes its partner's butterfly itself.
+  template <int R>
+  CASCADE_HD_INLINE void exchanged_partners(int t0, Cx<Real>* a_out, Cx<Real>* b_out) const {
+    const int M = n / R, h = M / 2 < 16 ? M / 2 : 16;
+    const int u = (t0 / (2 * h)) * h + t0 % h;
+    const int t = t0 % (2 * h) < h ? u : u == 0 ? M / 2 : M - u;
+    Cx<Real> y[R];
+    dit_outputs<R>(s, tw, n, m, t, y);
+#ifdef __CUDA_ARCH__
+    // The row's lanes (M of them from a multiple of M, or the warp), which all get here.
+    const int width = M < 32 ? M : 32;
+    const unsigned lanes = width == 32 ? 0xffffffffu : ((1u << width) - 1) << (threadIdx.x & 31 & ~(width - 1));
+#else
+    Cx<Real> mine[R];  // the partner's outputs, as its thread computes them
+    dit_outputs<R>(s, tw, n, m, t == 0 || t == M / 2 ? t : M - t, mine);
+#endif
+CASCADE_UNROLL
+    for (int j = 0; j < R; ++j) {
+      if (M * j >= kept) break;
+#ifdef __CUDA_ARCH__
+      const Cx<Real> v = {__shfl_xor_sync(lanes, y[R - 1 - j].re, h, width),
+                          __shfl_xor_sync(lanes, y[R - 1 - j].im, h, width)};
+#else
+      const Cx<Real> v = mine[R - 1 - j];
+#endif
+      const int k = t + M * j;
+      if (k < kept) put(a_out, b_out, k, y[j], t == 0 ? y[(R - j) % R] : t == M / 2 ? y[R - 1 - j] : v);
+    }
   }
 };
 

@@ -431,8 +431,9 @@ TEST(RowFft, HostEmulationLoadFoldedIntoTheFirstStage) {
 
 TEST(RowFft, HostEmulationStoreFoldedIntoTheLastStage) {
   // The store folded into the last forward stage (RowPhases::fold_store: a thread the pair of
-  // butterflies t, M - t): every first radix (2, 4, 8, 16; rb 2, 3, 4), with the load folded or
-  // not, the same bits as the stage and the store apart.
+  // butterflies t, M - t where the first radix is below 2^rb, else a butterfly a thread and its
+  // partner's outputs exchanged): every first radix (2, 4, 8, 16; rb 2, 3, 4), with the load
+  // folded or not, the same bits as the stage and the store apart.
   const auto same_bits = [](const auto& x, const auto& y) {
     return x.size() == y.size() && std::memcmp(x.data(), y.data(), sizeof(x[0]) * x.size()) == 0;
   };
@@ -446,7 +447,7 @@ TEST(RowFft, HostEmulationStoreFoldedIntoTheLastStage) {
         EXPECT_TRUE(same_bits(apart, folded)) << "n = " << n << ", radix bits " << rb << ", load folded " << fold;
       }
     }
-  for (int n : {1024, 2048, 8192}) {
+  for (int n : {1024, 2048, 4096, 8192}) {
     std::vector<Complex<float>> apart, folded;
     check_row_products<float>(n, 97u + n, 4e-6, 1, 4, 2, true, false, &apart);
     check_row_products<float>(n, 97u + n, 4e-6, 1, 4, 2, true, true, &folded);

@@ -75,17 +75,23 @@ constexpr bool folds_row_load(int m, bool staged) {
 
 //! Whether the row kernel of rows of 2^m points (m > 0: a constant length, one part) folds its
 //! store into the last forward stage (RowPhases::fold_store): one phase, one pass over shared
-//! memory and one barrier fewer a row. Where that stage's radix is below the others' (rows of
-//! 128 points in radix 16 or 4, 1024, 2048 and 8192), so that a thread's pair of its butterflies
-//! holds no more points than a butterfly of the others (a pair of radix 16 would hold 32). H200,
-//! one device call, three rounds, ms a step launched by the host (on the device), main against
-//! the tree: double 1024^2 0.252-0.256 (0.2263-0.2271) -> 0.241-0.244 (0.2188-0.2191), 2048^2
-//! (0.6237-0.6245) -> (0.6124-0.6126), 8192^2 13.77-13.80 -> 13.49-13.50; single 1024^2
-//! (0.1665-0.1675) -> (0.1645-0.1649), 2048^2 (0.4504-0.4522) -> (0.4454-0.4456), 8192^2
-//! 8.238-8.243 -> 8.010-8.024; 128^2 x 1024 in single 998,000-1,006,000 -> 1,050,000-1,062,000
-//! member-steps/s; 4096^2 (not folded), 256^2, 512^2 and double precision's ensembles even.
+//! memory and one barrier fewer a row. H200, one device call each, three rounds, ms a step
+//! launched by the host (on the device), the build before against the fold:
+//! - where that stage's radix is below the others' (a thread the pair of its butterflies: rows
+//!   of 128 points, 1024, 2048 and 8192): double 1024^2 0.252-0.256 (0.2263-0.2271) ->
+//!   0.241-0.244 (0.2188-0.2191), 2048^2 (0.6237-0.6245) -> (0.6124-0.6126), 8192^2
+//!   13.77-13.80 -> 13.49-13.50; single 1024^2 (0.1665-0.1675) -> (0.1645-0.1649), 2048^2
+//!   (0.4504-0.4522) -> (0.4454-0.4456), 8192^2 8.238-8.243 -> 8.010-8.024; 128^2 x 1024 in
+//!   single 998,000-1,006,000 -> 1,050,000-1,062,000 member-steps/s; the rest even;
+//! - where it has their radix (a butterfly a thread, the partners exchanged by shuffles: rows of
+//!   512 and 4096 points): 4096^2 in double 2.560-2.567 (2.5455-2.5485) -> 2.525-2.547
+//!   (2.5128-2.5145), in single 1.786-1.805 (1.7777-1.7820) -> 1.735-1.739 (1.7193-1.7226),
+//!   512^2 x 64 in double 34,980-35,260 -> 35,650-35,840 member-steps/s; the rows of 256 points
+//!   lost and keep the store apart (256^2 on the device 0.0403-0.0408 -> 0.0410-0.0411 ms in
+//!   single, 0.0446-0.0449 -> 0.0448-0.0450 in double, 256^2 x 256 in double 0.4% fewer
+//!   member-steps/s).
 constexpr bool folds_row_store(int m, int rb) {
-  return m > 0 && row_fft::first_stage_bits(m, rb) != 0 && row_fft::stages_before_last(m, rb) > 0;
+  return m > 0 && m != 8 && row_fft::stages_before_last(m, rb) > 0;
 }
 
 //! phase(0), phase(1), ... of a row: `phases` of them, or for rows of a constant length (M > 0)
