@@ -537,13 +537,14 @@ struct RowPhases {
   //! pass of W through shared memory: the same arithmetic (the same bits) as the stage and the
   //! store apart. Where R is below the stages' radix 2^rb, a thread takes the pair t, M - t
   //! (item 0 the butterflies 0 and M/2), which hold no more points than a butterfly of the other
-  //! stages; where it is 2^rb (one butterfly a thread: dt = M), each thread its butterfly and
-  //! the partner's outputs from the thread that holds them (exchanged_partners).
+  //! stages; where it is 2^rb and there is a thread a butterfly (dt = M, as in every kernel that
+  //! folds), each thread its butterfly and the partner's outputs from the thread that holds them
+  //! (exchanged_partners).
   CASCADE_HD void last_stage_store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
     with_radix(stage_bits(0), [&](auto r) {
       constexpr int R = decltype(r)::value;
       const int M = n / R, half = M / 2;
-      if (R == (1 << rb)) {
+      if (R == (1 << rb) && dt == M) {  // else (fewer threads than butterflies) as pairs below
         exchanged_partners<R>(t0, a_out, b_out);
         return;
       }
