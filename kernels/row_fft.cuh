@@ -271,8 +271,8 @@ CASCADE_HD inline int stage_length_of(int m, int i, int rb = 4) { return 1 << st
 //! load and the first inverse stage one phase where `fold` asks for it and there is such a stage,
 //! the last forward stage and the store one phase where `fold_store` does.
 CASCADE_HD constexpr int part_phases_of(int m, int rb, bool fold, bool fold_store = false) {
-  return 2 * stages_before_last(m, rb) + 3 - (fold && stages_before_last(m, rb) > 0 ? 1 : 0) -
-         (fold_store && stages_before_last(m, rb) > 0 ? 1 : 0);
+  const int stages = stages_before_last(m, rb);
+  return 2 * stages + 3 - (stages > 0 ? int(fold) + int(fold_store) : 0);
 }
 //! Where all the decimation-in-frequency stages of a transform of 2^m points leave its
 //! coefficients: the frequency at position p. Stage i splits each block into 2^bits blocks of
@@ -424,10 +424,13 @@ struct RowPhases {
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
+  //! Whether a stage can take the load or the store: rows of one part with an inverse stage
+  //! before the middle.
+  CASCADE_HD bool can_fold() const { return split() == 1 && inverse_stages() > 0; }
   //! Whether the load is folded into the first inverse stage (fold, where it can be).
-  CASCADE_HD bool folded() const { return fold && split() == 1 && inverse_stages() > 0; }
+  CASCADE_HD bool folded() const { return fold && can_fold(); }
   //! Whether the store is folded into the last forward stage (fold_store, where it can be).
-  CASCADE_HD bool store_folded() const { return fold_store && split() == 1 && inverse_stages() > 0; }
+  CASCADE_HD bool store_folded() const { return fold_store && can_fold(); }
   //! Phases of a part (part_phases_of): all parts but the last end in the spill; the last
   //! part's spill is the store, once.
   CASCADE_HD int part_phases() const { return part_phases_of(m, rb, folded(), store_folded()); }
