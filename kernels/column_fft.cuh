@@ -29,7 +29,11 @@
 //! capability 9.0 and later, for long columns (ny from 2048, and wherever a column of both
 //! fields would not fit a block), a tile is split over a pair of blocks, a cluster of two: each
 //! holds one field's columns and transforms them, and the phase of each mode reads and writes
-//! the other field in its partner's shared memory. The phases are CASCADE_HD functions of
+//! the other field in its partner's shared memory. Where a field's column fills a block (8192
+//! points in double), a tile of two columns is split over four, by field and the parity of y:
+//! each block transforms its field's even or odd points, and the phase of each mode joins the
+//! halves (each_mode_quad), so that every row is read and written 32 bytes at a time, a whole
+//! sector, not 16. The phases are CASCADE_HD functions of
 //! (phase, thread, threads) between barriers, so that the host runs them thread by thread in the
 //! tests (tests/test_fft.cpp, ColumnFft) against direct transforms.
 #pragma once
@@ -113,6 +117,13 @@ struct ColumnTile {
   //! of each mode, reading and writing both fields there.
   int field = -1;
   Cx<Real>* partner = nullptr;
+  //! A quad (a cluster of four, ColumnPhases kQuad): the tile's columns of 2n points split by the
+  //! parity of y, block field + 2 parity holding field `field`'s points y = 2t + parity, t < n,
+  //! and transforming them (n points); quad[r] the shared memory of block r (this one's too),
+  //! tw_full the factors exp(2 pi i k / 2n) that join the halves at each mode.
+  int parity = -1;
+  Cx<Real>* quad[4] = {nullptr, nullptr, nullptr, nullptr};
+  const Cx<Real>* tw_full = nullptr;
 
   //! The fields whose columns s holds: 2, or 1 in a pair.
   CASCADE_HD int held() const { return field < 0 ? 2 : 1; }
@@ -123,7 +134,8 @@ struct ColumnTile {
   //! The same tile in another layout.
   template <class To>
   CASCADE_HD ColumnTile<Real, To> in_layout() const {
-    return {n, m, columns, first_column, valid, ld, s, tw, rb, field, partner};
+    return {n, m, columns, first_column, valid, ld, s, tw, rb, field, partner, parity,
+            {quad[0], quad[1], quad[2], quad[3]}, tw_full};
   }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
@@ -276,6 +288,49 @@ struct ColumnTile {
     }
     return acc;
   }
+
+  //! The phase of each mode of a quad: at position p of the half transforms (index k < n) the
+  //! four blocks hold, conjugated, E and O, the transforms of each field's even and odd points;
+  //! X[k] = E + w O and X[k + n] = E - w O (w = exp(-2 pi i k / 2n); on the conjugated values
+  //! its conjugate, tw_full[k]) are the column's modes k and k + n, fn takes both, and
+  //! E' = Y[k] + Y[k + n], O' = (Y[k] - Y[k + n]) / w go back for the inverse transforms of the
+  //! halves. Each block takes a quarter of the positions, three of its four values in the other
+  //! blocks' shared memory; fn's reads at both modes (ReadsAhead) are asked for before either's
+  //! arithmetic.
+  template <class R, class Fn>
+  CASCADE_HD_INLINE R each_mode_quad(int t0, int dt, const Fn& fn) const {
+    R acc{};
+    const int column_bits = log2_of(columns), c = t0 & (columns - 1);
+    if (c >= valid) return acc;
+    const int share = n / 4, first = (field + 2 * parity) * share, end = first + share, dp = dt >> column_bits;
+    const std::size_t at_c = std::size_t(c) * column_stride<Layout>(n);
+    Cx<Real>* const ea = quad[0] + at_c;
+    Cx<Real>* const eb = quad[1] + at_c;
+    Cx<Real>* const oa = quad[2] + at_c;
+    Cx<Real>* const ob = quad[3] + at_c;
+    for (int p = first + (t0 >> column_bits); p < end; p += dp) {
+      const int k = row_fft::dif_frequency(m, p, rb), i = Layout::at(p);
+      const Cx<Real> w = tw_full[k];
+      const Cx<Real> wa = row_fft::mul(w, oa[i]), wb = row_fft::mul(w, ob[i]);
+      const Cx<Real> xa = ea[i], xb = eb[i];
+      Cx<Real> la = conj(row_fft::add(xa, wa)), lb = conj(row_fft::add(xb, wb));
+      Cx<Real> ha = conj(row_fft::sub(xa, wa)), hb = conj(row_fft::sub(xb, wb));
+      if constexpr (ReadsAhead<Fn>::value) {
+        const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
+        acc = acc + fn(c, k, la, lb, lo);
+        acc = acc + fn(c, k + n, ha, hb, hi);
+      } else {
+        acc = acc + fn(c, k, la, lb);
+        acc = acc + fn(c, k + n, ha, hb);
+      }
+      la = conj(la), lb = conj(lb), ha = conj(ha), hb = conj(hb);
+      ea[i] = row_fft::add(la, ha);
+      eb[i] = row_fft::add(lb, hb);
+      oa[i] = row_fft::mul_conj(row_fft::sub(la, ha), w);
+      ob[i] = row_fft::mul_conj(row_fft::sub(lb, hb), w);
+    }
+    return acc;
+  }
 };
 
 //! A pass over a tile as phases between barriers (the kernel's body, and the host's emulation),
@@ -288,7 +343,10 @@ struct ColumnTile {
 //! kCopied: the load is copies into shared memory in a phase of its own (copy_columns), and DIF
 //! 0 a phase after it (first_stage_in_place): one phase more in Stage and Forward.
 //! kAhead: a functor that reads ahead (ReadsAhead) is asked one position early (each_mode).
-template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false, bool kAhead = true>
+//! kQuad: the tile over a quad of blocks (ColumnTile::parity), the phase of each mode
+//! each_mode_quad.
+template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false, bool kAhead = true,
+          bool kQuad = false>
 struct ColumnPhases {
   ColumnTile<Real, Layout> tile;
   ColumnPass pass;
@@ -327,10 +385,14 @@ struct ColumnPhases {
         tile.template stage<true>(p, t0, dt);
         return R{};
       }
-      if (p == S) return tile.template each_mode<R, kAhead>(t0, dt, fn);
+      if (p == S) {
+        if constexpr (kQuad) return tile.template each_mode_quad<R>(t0, dt, fn);
+        else return tile.template each_mode<R, kAhead>(t0, dt, fn);
+      }
       p -= S;  // as in the Inputs pass from here
     } else if (p == 0) {
-      return tile.template each_mode<R, kAhead>(t0, dt, fn);
+      if constexpr (kQuad) return tile.template each_mode_quad<R>(t0, dt, fn);
+      else return tile.template each_mode<R, kAhead>(t0, dt, fn);
     }
     if (p < S) tile.template stage<false>(S - p, t0, dt);  // DIT S-1 first
     else tile.last_stage_store(t0, dt, a, b);

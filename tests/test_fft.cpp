@@ -495,8 +495,10 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! phase by phase as the kernel runs them between barriers, against direct DFTs along y: one
 //! tile of `columns` columns (the last `columns - valid` past the kept ones) of two fields with
 //! rows of ld elements. `pair`: the tile split over two blocks, one field each (ColumnTile::field),
-//! each phase run by both blocks' threads before the next, as between the pair's barriers.
-template <class Real, class Layout = row_fft::Padded, bool kCopied = false>
+//! each phase run by both blocks' threads before the next, as between the pair's barriers. kQuad
+//! (with pair): over four blocks, by field and the parity of y (ColumnTile::parity), each
+//! transforming its field's points y = 2t + parity.
+template <class Real, class Layout = row_fft::Padded, bool kCopied = false, bool kQuad = false>
 void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4,
                          bool pair = false) {
   using C = Complex<Real>;
@@ -511,8 +513,11 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   for (auto& z : b) z = {Real(uni(rng)), Real(uni(rng))};
   const std::vector<C> a0 = a, b0 = b;
   const double two_pi = 2 * std::acos(-1.0);
-  std::vector<C> tw(n), s(std::size_t(2 * columns) * column_fft::column_stride<Layout>(n), C{Real(7), Real(7)});
+  const std::size_t quarter = std::size_t(columns) * column_fft::column_stride<Layout>(n / 2);
+  std::vector<C> tw(n), tw_half(n / 2),
+      s(std::max(std::size_t(2 * columns) * column_fft::column_stride<Layout>(n), 4 * quarter), C{Real(7), Real(7)});
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  for (int k = 0; k < n / 2; ++k) tw_half[k] = tw[2 * k];
   column_fft::ColumnTile<Real, Layout> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
   tile.rb = rb;
   // A pair: field 0's block holds the first half of s, field 1's the second.
@@ -523,6 +528,20 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   tiles[1].field = 1;
   tiles[1].s = s.data() + half;
   tiles[1].partner = s.data();
+  // A quad: block field + 2 parity holds the quarter of s at that rank, its rows 2t + parity of
+  // a and b (rows of 2 ld from row parity).
+  column_fft::ColumnTile<Real, Layout> quads[4] = {tile, tile, tile, tile};
+  for (int r = 0; r < 4; ++r) {
+    quads[r].n = n / 2;
+    quads[r].m = m - 1;
+    quads[r].ld = 2 * ld;
+    quads[r].tw = tw_half.data();
+    quads[r].tw_full = tw.data();
+    quads[r].field = r & 1;
+    quads[r].parity = r >> 1;
+    quads[r].s = s.data() + r * quarter;
+    for (int q = 0; q < 4; ++q) quads[r].quad[q] = s.data() + q * quarter;
+  }
   const auto column_of = [&](const std::vector<C>& f, int c) {
     std::vector<Z> x(n);
     for (int y = 0; y < n; ++y) x[y] = Z(f[std::size_t(y) * ld + first + c].re, f[std::size_t(y) * ld + first + c].im);
@@ -535,17 +554,22 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   const auto run = [&](const auto& ph, std::vector<C>& fa, std::vector<C>& fb) {
     double total = 0;
     using Phases = std::remove_cv_t<std::remove_reference_t<decltype(ph)>>;
-    Phases one = ph, two = ph;
-    if (pair) {
-      one.tile = tiles[0];
-      two.tile = tiles[1];
+    Phases each[4] = {ph, ph, ph, ph};
+    std::size_t rows[4] = {0, 0, 0, 0};  // where each block's rows start in a, b
+    for (int r = 0; r < 4; ++r) {
+      if (kQuad) {
+        each[r].tile = quads[r];
+        rows[r] = std::size_t(r >> 1) * ld;
+      } else if (pair && r < 2) {
+        each[r].tile = tiles[r];
+      }
     }
-    const Phases* blocks[2] = {&one, &two};
-    const int count = (pair ? 2 : 1) * threads;
+    const Phases& one = each[0];
+    const int count = (kQuad ? 4 : pair ? 2 : 1) * threads;
     for (int p = 0; p < one.count(); ++p)
       for (int i = 0; i < count; ++i) {
         const int k = reversed ? count - 1 - i : i, block = k / threads, t = k % threads;
-        const double got = blocks[block]->run(p, t, threads, fa.data(), fb.data());
+        const double got = each[block].run(p, t, threads, fa.data() + rows[block], fb.data() + rows[block]);
         if (p != one.mode_phase()) EXPECT_EQ(got, 0.0) << "phase " << p;  // the kernel adds up that phase's alone
         total += got;
       }
@@ -579,7 +603,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   };
 
   // Stage: forward transforms, the filter at each mode, inverse transforms back.
-  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout, kCopied> stage{tile, column_fft::ColumnPass::Stage,
+  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout, kCopied, true, kQuad> stage{tile, column_fft::ColumnPass::Stage,
                                                                            filter};
   EXPECT_EQ(run(stage, a, b), double(n) * valid);
   for (int c = 0; c < columns; ++c) {
@@ -651,7 +675,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     std::vector<C> a2 = a0, b2 = b0;
     std::vector<int> asked(seen.size(), 0);
     const AheadFilter fn{&g, &h, &asked, columns};
-    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied, kAhead> stage2{
+    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied, kAhead, kQuad> stage2{
         tile, column_fft::ColumnPass::Stage, fn};
     std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
@@ -672,7 +696,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     spec_b[std::size_t(k) * columns + c] = vb;
     return Sum{1};
   };
-  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout, kCopied> forward{tile, column_fft::ColumnPass::Forward,
+  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout, kCopied, true, kQuad> forward{tile, column_fft::ColumnPass::Forward,
                                                                             store};
   EXPECT_EQ(run(forward, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
@@ -697,7 +721,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     return Sum{1};
   };
   std::fill(s.begin(), s.end(), C{Real(7), Real(7)});  // garbage: every element is written first
-  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout, kCopied> inputs{tile, column_fft::ColumnPass::Inputs,
+  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout, kCopied, true, kQuad> inputs{tile, column_fft::ColumnPass::Inputs,
                                                                           give};
   EXPECT_EQ(run(inputs, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
@@ -782,6 +806,20 @@ TEST(ColumnFft, HostEmulationSwizzled) {
   check_column_passes<double, Swz>(256, 8, 8, 74u, 1e-13);
   check_column_passes<double, Swz>(512, 4, 3, 75u, 1e-13, 256, 3);
   check_column_passes<float, Swz>(1024, 2, 2, 76u, 2e-6, 256, 4, true);
+}
+
+TEST(ColumnFft, HostEmulationQuadOfBlocks) {
+  // A tile over four blocks, by field and the parity of y, the halves joined at each mode
+  // (ColumnPhases kQuad): double precision's columns of 8192 points, two a tile as the GPU takes
+  // them (ColumnShape::quad), short columns in both layouts, past the kept columns, and a thread
+  // several butterflies.
+  using Swz = row_fft::Swizzled;
+  using Pad = row_fft::Padded;
+  check_column_passes<double, Swz, false, true>(8192, 2, 2, 100u, 1e-13, 512, 4, true);
+  check_column_passes<double, Swz, false, true>(8192, 2, 1, 101u, 1e-13, 512, 4, true);
+  check_column_passes<double, Pad, false, true>(64, 2, 2, 102u, 1e-13, 256, 4, true);
+  check_column_passes<double, Pad, false, true>(1024, 4, 3, 103u, 1e-13, 64, 4, true);
+  check_column_passes<float, Pad, false, true>(2048, 4, 4, 104u, 2e-6, 256, 4, true);
 }
 
 TEST(ColumnFft, HostEmulationCopiedLoad) {

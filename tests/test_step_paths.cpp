@@ -142,8 +142,9 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
   // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way;
   // columns of 2048, 4096 and 8192 points (on compute capability 9.0 over pairs of blocks, one
-  // field each, their length a constant: tiles of two columns on 256 and 512 threads, and of
-  // one column), tiles of 32 columns of 16, rows of 16 points; rows of 4096 points, more than
+  // field each, their length a constant: tiles of two columns on 256 and 512 threads; 8192 over
+  // quads of blocks, by field and the parity of y, two columns a tile, the last with one of the
+  // eleven kept), tiles of 32 columns of 16, rows of 16 points; rows of 4096 points, more than
   // the blocks (staged on compute capability 9.0: RowProductsMatchThePlainTransforms).
   struct Case {
     const char* grid;

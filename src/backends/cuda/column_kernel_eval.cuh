@@ -63,13 +63,22 @@ struct ColumnShape {
   //! position the pairs of 8192 points lost 0.7% in double, single precision's pairs 1% (three
   //! rounds: "The budget's sums in the column kernel").
   bool ahead;
+  //! A tile of two columns over a cluster of four blocks, by field and the parity of y
+  //! (column_fft::ColumnPhases kQuad): double precision's pairs of 8192 points, whose column of a
+  //! field fills a block, so that a pair's tile was one column and every row was read and
+  //! written 16 bytes at a time, half a sector. Each block of the four holds two columns of half
+  //! the points (their rows y = 2t + parity) and transforms them; the halves are joined at each
+  //! mode. 8192^2 in double 13.50-13.53 -> 12.46-12.51 ms a step (launched by the host; the stage
+  //! kernel 2,228 -> 1,900 us), though 30 clusters of four run at once on an H200, 120 of its 132
+  //! multiprocessors (docs/performance.md, "Columns of 8192 points over four blocks").
+  bool quad;
 };
 template <class Real>
 constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
   constexpr bool kDouble = std::is_same_v<Real, double>;
   const bool long_pair = pair && (m == 12 || m == 13);
   return {kDouble && long_pair, !kDouble && pair && m == 13, !(kDouble && long_pair),
-          !sums || (pair && (!kDouble || m >= 12))};
+          !sums || (pair && (!kDouble || m >= 12)), kDouble && pair && m == 13};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
@@ -147,8 +156,10 @@ __device__ __forceinline__ void run_phases(std::integer_sequence<int, P...>, con
 //! are constants, so that the index arithmetic and the dispatch between phases are compiled away.
 //! RB: log2 of the stages' radix (4, or 2 or 3 for columns of a constant length).
 //! kPair: a tile over a pair of blocks, a cluster of two (blockIdx.x: 2 tile + field), each
-//! holding one field's columns (column_fft::ColumnTile::field); launched with its cluster
-//! dimension (ColumnKernelEval::launch), on compute capability 9.0 and later alone.
+//! holding one field's columns (column_fft::ColumnTile::field), or where column_shape says quad
+//! over four (blockIdx.x: 4 tile + field + 2 parity), each holding one field's rows y = 2t +
+//! parity (column_fft::ColumnTile::parity); launched with its cluster dimension
+//! (ColumnKernelEval::launch), on compute capability 9.0 and later alone.
 template <int THREADS, bool kSums, class Real, class Op, int M = 0, int RB = 4, bool kPair = false>
 __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, RB>())
     column_kernel(column_fft::ColumnTile<Real> described, int kept, Op op, Complex<Real>* a, Complex<Real>* b,
@@ -166,9 +177,11 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
   static_assert(RB == 4 || M > 0, "radix 4 and 8 are for columns of a constant length");
   tile.rb = RB;
   if constexpr (!kPair) tile.field = -1;  // a constant: the pair's branches compiled away
+  constexpr ColumnShape kShape = column_shape<Real>(kPair, M, kSums);
+  constexpr int kM = kShape.quad ? M - 1 : M;  // a quad's blocks transform half columns
   if constexpr (M > 0) {
-    tile.n = 1 << M;
-    tile.m = M;
+    tile.n = 1 << kM;
+    tile.m = kM;
   }
   const int member = blockIdx.y;
   const bool go = !clock || clock->go;
@@ -178,10 +191,17 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
     if constexpr (kPair) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       const auto pair = cooperative_groups::this_cluster();
-      tile.field = int(pair.block_rank());
-      tile.partner = pair.map_shared_rank(tile.s, tile.field ^ 1);
+      if constexpr (kShape.quad) {
+        const int r = int(pair.block_rank());
+        tile.field = r & 1;
+        tile.parity = r >> 1;
+        for (int q = 0; q < 4; ++q) tile.quad[q] = pair.map_shared_rank(tile.s, q);
+      } else {
+        tile.field = int(pair.block_rank());
+        tile.partner = pair.map_shared_rank(tile.s, tile.field ^ 1);
+      }
 #endif
-      index = blockIdx.x >> 1;
+      index = blockIdx.x >> (kShape.quad ? 2 : 1);
     }
     tile.first_column = index * tile.columns;
     tile.valid = min(tile.columns, kept - tile.first_column);
@@ -191,13 +211,17 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
       if (each) op.set_linear(each[member]);
       if (clock) op.set_step(clock->h, clock->hb[stage], clock->ha[stage]);
     }
-    Complex<Real>* const am = a + std::size_t(member) * work_size;
-    Complex<Real>* const bm = b + std::size_t(member) * work_size;
-    constexpr ColumnShape kShape = column_shape<Real>(kPair, M, kSums);
-    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.copied, kShape.ahead>;
+    Complex<Real>* am = a + std::size_t(member) * work_size;
+    Complex<Real>* bm = b + std::size_t(member) * work_size;
+    if constexpr (kShape.quad) {  // the rows y = 2t + parity
+      am += std::size_t(tile.parity) * std::size_t(tile.ld);
+      bm += std::size_t(tile.parity) * std::size_t(tile.ld);
+      tile.ld *= 2;
+    }
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.copied, kShape.ahead, kShape.quad>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
-      constexpr int kStages = row_fft::stages_before_last(M, RB) + 1;
+      constexpr int kStages = row_fft::stages_before_last(kM, RB) + 1;
       constexpr int kPhases = Phases::phases(kPass, kStages), kModes = Phases::mode_phase(kPass, kStages);
       if constexpr (kShape.folded) {
         run_phases<THREADS, kSums, kPair, kModes>(std::make_integer_sequence<int, kPhases>{}, ph, am, bm, partials,
@@ -255,6 +279,7 @@ class ColumnKernelEval {
   ColumnKernelEval& operator=(const ColumnKernelEval&) = delete;
   ~ColumnKernelEval() {
     if (twiddles_) cudaFree(twiddles_);
+    if (half_twiddles_) cudaFree(half_twiddles_);
     if (partials_) cudaFree(partials_);
   }
 
@@ -299,12 +324,20 @@ class ColumnKernelEval {
       while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
              2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
-    wide_ = (pair_ ? 1 : 2) * columns_ * (ny / 16) >= kWide;
+    // A quad (ColumnShape::quad): tiles of two columns, a block two of half the points.
+    quad_ = pair_ && cuda_launch::column_shape<Real>(true, m_, false).quad;
+    if (quad_) {
+      columns_ = 2;
+      half_twiddles_ = device_twiddles<Real>(ny / 2);
+    }
+    const int points = quad_ ? ny / 2 : ny;  // a block's column
+    wide_ = (pair_ ? 1 : 2) * columns_ * (points / 16) >= kWide;
     // The tiles were sized padded; swizzled (the pairs' kernels of a constant length whose
     // column_shape says so) they take less.
     const bool swizzled = constant_pair() && cuda_launch::column_shape<Real>(true, m_, false).swizzled;
-    smem_ = shared_bytes(ny, columns_, swizzled) / (pair_ ? 2 : 1);
+    smem_ = shared_bytes(points, columns_, swizzled) / (pair_ ? 2 : 1);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
+    if (quad_ && !constant_pair()) throw RunError("a quad's columns run the pairs' kernel of 8192 points alone");
     tiles_ = (kept_ + columns_ - 1) / columns_;
     // One field's columns of a constant length whose tiles (one column each) leave
     // multiprocessors idle: radix 4, a thread for each four points of a column, so that each
@@ -327,8 +360,9 @@ class ColumnKernelEval {
     });
     CASCADE_CUDA_CHECK(cudaMalloc(&partials_, sizeof(SpectralSums) * std::size_t(blocks()) * std::size_t(members_)));
   }
-  //! The blocks of a member, each with its budget partial (a tile's, or half of one in a pair).
-  int blocks() const { return tiles_ * (pair_ ? 2 : 1); }
+  //! The blocks of a member, each with its budget partial (a tile's, half of one in a pair, a
+  //! quarter in a quad).
+  int blocks() const { return tiles_ * (quad_ ? 4 : pair_ ? 2 : 1); }
   SpectralSums* partials() const { return partials_; }
 
   //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each
@@ -448,13 +482,19 @@ class ColumnKernelEval {
   template <bool kSums, class Op>
   void launch(const Op& op, Cplx* a, Cplx* b, const StepClock* clock, int stage, const LinearCoefficients* each,
               bool chained, cudaStream_t stream) const {
-    const column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, ld_, nullptr, twiddles_};
+    column_fft::ColumnTile<Real> tile{ny_, m_, columns_, 0, 0, ld_, nullptr, twiddles_};
+    if (quad_) {  // a block's half columns (the kernel takes its rows y = 2t + parity)
+      tile.n = ny_ / 2;
+      tile.m = m_ - 1;
+      tile.tw = half_twiddles_;
+      tile.tw_full = twiddles_;
+    }
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
     // work_size is tile.n tile.ld, passed rather than derived in the kernel: derived there, ptxas
     // gave more kernels other registers (the 256^2 single stage kernel 80 -> 84; not timed).
     const std::size_t work_size = std::size_t(ny_) * std::size_t(ld_);
     const std::size_t state_size = std::size_t(ny_) * std::size_t(nx_ / 2 + 1);
-    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid,
+    cuda_launch::launch_clustered(chained, quad_ ? 4 : pair_ ? 2 : 1, kernel_for<kSums, Op>(), grid,
                                   dim3(wide_ ? kWide : kThreads), smem_, stream, tile, kept_, op, a, b, work_size,
                                   state_size, clock, stage, each, partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
@@ -465,9 +505,11 @@ class ColumnKernelEval {
   int columns_ = 1, tiles_ = 1;
   bool wide_ = false;  //!< kWide threads a block
   bool pair_ = false;  //!< a tile over a pair of blocks, one field each (make)
+  bool quad_ = false;  //!< a tile over a quad of blocks, by field and parity (make)
   int rb_ = 4;         //!< log2 of the stages' radix of columns of a constant length (make)
   std::size_t smem_ = 0;
   Cplx* twiddles_ = nullptr;
+  Cplx* half_twiddles_ = nullptr;  //!< a quad's half columns' table (twiddles_: the joins')
   SpectralSums* partials_ = nullptr;
 };
 
