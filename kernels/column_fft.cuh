@@ -43,7 +43,6 @@
 #include <utility>
 
 #include "cascade/types.hpp"
-#include "kernels/async_copy.cuh"
 #include "kernels/row_fft.cuh"
 
 namespace cascade {
@@ -168,37 +167,6 @@ struct ColumnTile {
     row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb),
                         [&](auto r) { last_stage_store<decltype(r)::value>(t0, dt, a, b); });
   }
-  //! The load alone, as copies that go from global memory to shared memory without passing
-  //! through registers (copy_async; ColumnPhases with kCopied): each valid column's points
-  //! where the layout puts them, the items (y, field, column) column fastest; the thread
-  //! waits for its copies at the end (the phase's barrier shows them to the block).
-  CASCADE_HD_INLINE void copy_columns(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
-    const int fields = held() * columns, count = fields * n;
-    const int column_bits = log2_of(columns), field_bits = log2_of(fields);
-    for (int e = t0; e < count; e += dt) {
-      const int f = field < 0 ? (e & (fields - 1)) >> column_bits : field, c = e & (columns - 1);
-      if (c >= valid) continue;
-      const int y = e >> field_bits;
-      copy_async(column(f, c) + Layout::at(y), (f ? b : a) + first_column + c + std::size_t(y) * std::size_t(ld));
-    }
-    wait_copies();
-  }
-  //! The first stage of the decimation in frequency over the columns copy_columns left in
-  //! shared memory, their points conjugated as they are read (as load_first_stage's), in place;
-  //! the threads as stage's.
-  CASCADE_HD_INLINE void first_stage_in_place(int t0, int dt) const {
-    const int per = (n >> rb) < dt ? (n >> rb) : dt;
-    const int per_bits = log2_of(per), groups = dt >> per_bits, g = t0 >> per_bits;
-    if (g >= groups) return;
-    row_fft::with_radix(row_fft::stage_bits_of(m, 0, rb), [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      for (int col = g; col < held() * columns; col += groups) {
-        Cx<Real>* const x = s + std::size_t(col) * column_stride<Layout>(n);
-        for (int t = t0 & (per - 1); t < n / R; t += per)
-          row_fft::dif_butterfly_from<R, Layout>([x](int i) { return conj(x[Layout::at(i)]); }, x, tw, n, m, t);
-      }
-    });
-  }
   template <int R>
   CASCADE_HD_INLINE void load_first_stage(int t0, int dt, const Cx<Real>* a, const Cx<Real>* b) const {
     const int fields = held() * columns, count = fields * (n / R);
@@ -289,15 +257,38 @@ struct ColumnTile {
     return acc;
   }
 
+  //! fn at modes k and k + n of a quad (each_mode_quad): without reads (a functor that reads
+  //! nothing ahead), with its reads at both given, or (ReadsAfterJoin) with them asked for here.
+  struct ReadsAfterJoin {};
+  template <class R, class Fn>
+  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
+                                    Cx<Real>& hb) const {
+    acc = acc + fn(c, k, la, lb);
+    acc = acc + fn(c, k + n, ha, hb);
+  }
+  template <class R, class Fn, class Got>
+  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
+                                    Cx<Real>& hb, const Got& lo, const Got& hi) const {
+    acc = acc + fn(c, k, la, lb, lo);
+    acc = acc + fn(c, k + n, ha, hb, hi);
+  }
+  template <class R, class Fn>
+  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
+                                    Cx<Real>& hb, ReadsAfterJoin) const {
+    const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
+    both_modes(acc, fn, c, k, la, lb, ha, hb, lo, hi);
+  }
+
   //! The phase of each mode of a quad: at position p of the half transforms (index k < n) the
   //! four blocks hold, conjugated, E and O, the transforms of each field's even and odd points;
   //! X[k] = E + w O and X[k + n] = E - w O (w = exp(-2 pi i k / 2n); on the conjugated values
   //! its conjugate, tw_full[k]) are the column's modes k and k + n, fn takes both, and
   //! E' = Y[k] + Y[k + n], O' = (Y[k] - Y[k + n]) / w go back for the inverse transforms of the
   //! halves. Each block takes a quarter of the positions, three of its four values in the other
-  //! blocks' shared memory; fn's reads at both modes (ReadsAhead) are asked for before either's
-  //! arithmetic.
-  template <class R, class Fn>
+  //! blocks' shared memory. fn's reads at both modes (ReadsAhead) are asked for at the position:
+  //! before its values in shared memory are read (kAhead), or after they are joined. One
+  //! position of the thread early, as each_mode asks, measured slower (cuda_launch::ColumnShape).
+  template <class R, bool kAhead = true, class Fn>
   CASCADE_HD_INLINE R each_mode_quad(int t0, int dt, const Fn& fn) const {
     R acc{};
     const int column_bits = log2_of(columns), c = t0 & (columns - 1);
@@ -308,26 +299,31 @@ struct ColumnTile {
     Cx<Real>* const eb = quad[1] + at_c;
     Cx<Real>* const oa = quad[2] + at_c;
     Cx<Real>* const ob = quad[3] + at_c;
-    for (int p = first + (t0 >> column_bits); p < end; p += dp) {
-      const int k = row_fft::dif_frequency(m, p, rb), i = Layout::at(p);
+    // The modes k and k + n at position p, given what both_modes takes of fn's reads.
+    const auto at = [&](int p, int k, const auto&... got) {
+      const int i = Layout::at(p);
       const Cx<Real> w = tw_full[k];
       const Cx<Real> wa = row_fft::mul(w, oa[i]), wb = row_fft::mul(w, ob[i]);
       const Cx<Real> xa = ea[i], xb = eb[i];
       Cx<Real> la = conj(row_fft::add(xa, wa)), lb = conj(row_fft::add(xb, wb));
       Cx<Real> ha = conj(row_fft::sub(xa, wa)), hb = conj(row_fft::sub(xb, wb));
-      if constexpr (ReadsAhead<Fn>::value) {
-        const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
-        acc = acc + fn(c, k, la, lb, lo);
-        acc = acc + fn(c, k + n, ha, hb, hi);
-      } else {
-        acc = acc + fn(c, k, la, lb);
-        acc = acc + fn(c, k + n, ha, hb);
-      }
+      both_modes(acc, fn, c, k, la, lb, ha, hb, got...);
       la = conj(la), lb = conj(lb), ha = conj(ha), hb = conj(hb);
       ea[i] = row_fft::add(la, ha);
       eb[i] = row_fft::add(lb, hb);
       oa[i] = row_fft::mul_conj(row_fft::sub(la, ha), w);
       ob[i] = row_fft::mul_conj(row_fft::sub(lb, hb), w);
+    };
+    for (int p = first + (t0 >> column_bits); p < end; p += dp) {
+      const int k = row_fft::dif_frequency(m, p, rb);
+      if constexpr (!ReadsAhead<Fn>::value) {
+        at(p, k);
+      } else if constexpr (kAhead) {
+        const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
+        at(p, k, lo, hi);
+      } else {
+        at(p, k, ReadsAfterJoin{});
+      }
     }
     return acc;
   }
@@ -340,13 +336,11 @@ struct ColumnTile {
 //!   Inputs:  each mode (fn writes it), DIT S-1..1, DIT 0 + store;
 //!   Forward: load + DIF 0, DIF 1..S-1, each mode (fn reads it).
 //! fn(c, j, a, b) returns R (added up: the budget's sums), R{} where nothing is summed.
-//! kCopied: the load is copies into shared memory in a phase of its own (copy_columns), and DIF
-//! 0 a phase after it (first_stage_in_place): one phase more in Stage and Forward.
-//! kAhead: a functor that reads ahead (ReadsAhead) is asked one position early (each_mode).
+//! kAhead: a functor that reads ahead (ReadsAhead) is asked early: one position early
+//! (each_mode), before the position's shared memory (each_mode_quad).
 //! kQuad: the tile over a quad of blocks (ColumnTile::parity), the phase of each mode
 //! each_mode_quad.
-template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kCopied = false, bool kAhead = true,
-          bool kQuad = false>
+template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kAhead = true, bool kQuad = false>
 struct ColumnPhases {
   ColumnTile<Real, Layout> tile;
   ColumnPass pass;
@@ -354,11 +348,11 @@ struct ColumnPhases {
 
   //! The phases of a pass over columns of S stages.
   CASCADE_HD static constexpr int phases(ColumnPass pass, int S) {
-    return (pass == ColumnPass::Stage ? 2 * S + 1 : S + 1) + (kCopied && pass != ColumnPass::Inputs ? 1 : 0);
+    return pass == ColumnPass::Stage ? 2 * S + 1 : S + 1;
   }
   //! The phase of each mode: the only one whose fn is called, and so the only one that sums.
   CASCADE_HD static constexpr int mode_phase(ColumnPass pass, int S) {
-    return pass == ColumnPass::Inputs ? 0 : S + (kCopied ? 1 : 0);
+    return pass == ColumnPass::Inputs ? 0 : S;
   }
   CASCADE_HD int count() const { return phases(pass, tile.stages()); }
   CASCADE_HD int mode_phase() const { return mode_phase(pass, tile.stages()); }
@@ -367,17 +361,7 @@ struct ColumnPhases {
   CASCADE_HD_INLINE R run(int p, int t0, int dt, Cx<Real>* a, Cx<Real>* b) const {
     const int S = tile.stages();
     if (pass != ColumnPass::Inputs) {
-      if constexpr (kCopied) {
-        if (p == 0) {
-          tile.copy_columns(t0, dt, a, b);
-          return R{};
-        }
-        if (p == 1) {
-          tile.first_stage_in_place(t0, dt);
-          return R{};
-        }
-        --p;  // as below from DIF 1 on
-      } else if (p == 0) {
+      if (p == 0) {
         tile.load_first_stage(t0, dt, a, b);
         return R{};
       }
@@ -386,12 +370,12 @@ struct ColumnPhases {
         return R{};
       }
       if (p == S) {
-        if constexpr (kQuad) return tile.template each_mode_quad<R>(t0, dt, fn);
+        if constexpr (kQuad) return tile.template each_mode_quad<R, kAhead>(t0, dt, fn);
         else return tile.template each_mode<R, kAhead>(t0, dt, fn);
       }
       p -= S;  // as in the Inputs pass from here
     } else if (p == 0) {
-      if constexpr (kQuad) return tile.template each_mode_quad<R>(t0, dt, fn);
+      if constexpr (kQuad) return tile.template each_mode_quad<R, kAhead>(t0, dt, fn);
       else return tile.template each_mode<R, kAhead>(t0, dt, fn);
     }
     if (p < S) tile.template stage<false>(S - p, t0, dt);  // DIT S-1 first

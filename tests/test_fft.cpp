@@ -498,7 +498,7 @@ std::vector<std::complex<double>> direct_dft(const std::vector<std::complex<doub
 //! each phase run by both blocks' threads before the next, as between the pair's barriers. kQuad
 //! (with pair): over four blocks, by field and the parity of y (ColumnTile::parity), each
 //! transforming its field's points y = 2t + parity.
-template <class Real, class Layout = row_fft::Padded, bool kCopied = false, bool kQuad = false>
+template <class Real, class Layout = row_fft::Padded, bool kQuad = false>
 void check_column_passes(int n, int columns, int valid, unsigned seed, double tol, int threads = 256, int rb = 4,
                          bool pair = false) {
   using C = Complex<Real>;
@@ -603,8 +603,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
   };
 
   // Stage: forward transforms, the filter at each mode, inverse transforms back.
-  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout, kCopied, true, kQuad> stage{tile, column_fft::ColumnPass::Stage,
-                                                                           filter};
+  const column_fft::ColumnPhases<Real, Sum, decltype(filter), Layout, true, kQuad> stage{
+      tile, column_fft::ColumnPass::Stage, filter};
   EXPECT_EQ(run(stage, a, b), double(n) * valid);
   for (int c = 0; c < columns; ++c) {
     for (int k = 0; k < n; ++k) EXPECT_EQ(seen[std::size_t(k) * columns + c], c < valid ? 1 : 0) << c << " " << k;
@@ -675,7 +675,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     std::vector<C> a2 = a0, b2 = b0;
     std::vector<int> asked(seen.size(), 0);
     const AheadFilter fn{&g, &h, &asked, columns};
-    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kCopied, kAhead, kQuad> stage2{
+    const column_fft::ColumnPhases<Real, Sum, AheadFilter, Layout, kAhead, kQuad> stage2{
         tile, column_fft::ColumnPass::Stage, fn};
     std::fill(s.begin(), s.end(), C{Real(7), Real(7)});
     EXPECT_EQ(run(stage2, a2, b2), double(n) * valid);
@@ -696,8 +696,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     spec_b[std::size_t(k) * columns + c] = vb;
     return Sum{1};
   };
-  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout, kCopied, true, kQuad> forward{tile, column_fft::ColumnPass::Forward,
-                                                                            store};
+  const column_fft::ColumnPhases<Real, Sum, decltype(store), Layout, true, kQuad> forward{
+      tile, column_fft::ColumnPass::Forward, store};
   EXPECT_EQ(run(forward, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
     const std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
@@ -721,8 +721,8 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     return Sum{1};
   };
   std::fill(s.begin(), s.end(), C{Real(7), Real(7)});  // garbage: every element is written first
-  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout, kCopied, true, kQuad> inputs{tile, column_fft::ColumnPass::Inputs,
-                                                                          give};
+  const column_fft::ColumnPhases<Real, Sum, decltype(give), Layout, true, kQuad> inputs{
+      tile, column_fft::ColumnPass::Inputs, give};
   EXPECT_EQ(run(inputs, a, b), double(n) * valid);
   for (int c = 0; c < valid; ++c) {
     std::vector<Z> fa = direct_dft(column_of(a0, c), -1), fb = direct_dft(column_of(b0, c), -1);
@@ -810,32 +810,17 @@ TEST(ColumnFft, HostEmulationSwizzled) {
 
 TEST(ColumnFft, HostEmulationQuadOfBlocks) {
   // A tile over four blocks, by field and the parity of y, the halves joined at each mode
-  // (ColumnPhases kQuad): double precision's columns of 8192 points, two a tile as the GPU takes
-  // them (ColumnShape::quad), short columns in both layouts, past the kept columns, and a thread
-  // several butterflies.
+  // (ColumnPhases kQuad): columns of 8192 points as the GPU takes them (ColumnShape::quad), in
+  // double two a tile, in single four; short columns in both layouts, past the kept columns,
+  // and a thread several butterflies.
   using Swz = row_fft::Swizzled;
   using Pad = row_fft::Padded;
-  check_column_passes<double, Swz, false, true>(8192, 2, 2, 100u, 1e-13, 512, 4, true);
-  check_column_passes<double, Swz, false, true>(8192, 2, 1, 101u, 1e-13, 512, 4, true);
-  check_column_passes<double, Pad, false, true>(64, 2, 2, 102u, 1e-13, 256, 4, true);
-  check_column_passes<double, Pad, false, true>(1024, 4, 3, 103u, 1e-13, 64, 4, true);
-  check_column_passes<float, Pad, false, true>(2048, 4, 4, 104u, 2e-6, 256, 4, true);
-}
-
-TEST(ColumnFft, HostEmulationCopiedLoad) {
-  // The load as copies into shared memory, DIF 0 a phase after it (ColumnPhases kCopied): single
-  // precision's pairs of 8192 points, which the GPU loads so (ColumnShape::copied), other pairs in
-  // both layouts, and tiles in a block, past the kept columns, of radix 8 and 4.
-  using Swz = row_fft::Swizzled;
-  using Pad = row_fft::Padded;
-  check_column_passes<double, Swz, true>(4096, 2, 2, 80u, 1e-13, 512, 4, true);
-  check_column_passes<double, Swz, true>(8192, 1, 1, 81u, 1e-13, 512, 4, true);
-  check_column_passes<float, Pad, true>(4096, 4, 3, 82u, 2e-6, 512, 4, true);
-  check_column_passes<float, Pad, true>(8192, 2, 2, 83u, 2e-6, 512, 4, true);
-  check_column_passes<double, Pad, true>(16, 4, 3, 84u, 1e-13);
-  check_column_passes<double, Swz, true>(256, 8, 5, 85u, 1e-13);
-  check_column_passes<double, Pad, true>(512, 4, 3, 86u, 1e-13, 256, 3);
-  check_column_passes<double, Pad, true>(128, 2, 2, 87u, 1e-13, 256, 2);
+  check_column_passes<double, Swz, true>(8192, 2, 2, 100u, 1e-13, 512, 4, true);
+  check_column_passes<double, Swz, true>(8192, 2, 1, 101u, 1e-13, 512, 4, true);
+  check_column_passes<double, Pad, true>(64, 2, 2, 102u, 1e-13, 256, 4, true);
+  check_column_passes<double, Pad, true>(1024, 4, 3, 103u, 1e-13, 64, 4, true);
+  check_column_passes<float, Pad, true>(2048, 4, 4, 104u, 2e-6, 256, 4, true);
+  check_column_passes<float, Swz, true>(8192, 4, 3, 105u, 2e-6, 512, 4, true);
 }
 
 // Both layouts put the points that a radix-16 (or smaller) stage's threads take at once on

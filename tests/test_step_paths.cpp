@@ -165,10 +165,11 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
              "initial: {type: random, k0: " + std::to_string(k.k0) + ", seed: " + std::to_string(k.seed) + "}\n"),
         k.steps, 1e-10);
   }
-  // Single precision's pairs: columns of 4096 points, tiles of four, and of 8192, tiles of two
-  // (two butterflies a thread of 512, their length a constant); and the pairs' kernels that read
-  // it at run time (ColumnKernelEval::kernel_for): columns of 16384 points, one a tile on 512
-  // threads, and of 2048, two a tile (of six kept) on 256; rows of 8192 points, staged, on
+  // Single precision's pairs: columns of 4096 points, tiles of four (two butterflies a thread of
+  // 512), and of 8192 over quads of blocks, four a tile, the last with three of the eleven kept
+  // (their length a constant); and the pairs' kernels that read it at run time
+  // (ColumnKernelEval::kernel_for): columns of 16384 points, one a tile on 512 threads, and of
+  // 2048, two a tile (of six kept) on 256; rows of 8192 points, staged, on
   // square cells (on a strip 0.0625 wide the transfer differed from the CPU's by 3.9e-3, rows
   // staged or not, against 4.2e-5 here: H200).
   struct Single {

@@ -35,17 +35,16 @@ namespace cuda_launch {
 struct ColumnShape {
   //! The tile's columns lie in shared memory swizzled (row_fft::Swizzled), not padded: double
   //! precision's pairs of 4096 and 8192 points, whose tile then takes 128 KiB where it took 136
-  //! and leaves L1 a larger share of the multiprocessor's memory. These pairs alone swizzled
-  //! against main: a step at 4096^2 in double 2.693-2.696 -> 2.638-2.639 ms (the step on the
-  //! device), 8192^2 14.537-14.540 -> 14.409-14.418 (launched by the host), the rest even. Every
-  //! column kernel swizzled, 2048^2's pairs lost 4% and 128^2 x 1024 in single 3.6%.
+  //! and leaves L1 a larger share of the multiprocessor's memory, and the quads of both
+  //! precisions. Those pairs alone swizzled against main: a step at 4096^2 in double
+  //! 2.693-2.696 -> 2.638-2.639 ms (the step on the device), 8192^2 14.537-14.540 ->
+  //! 14.409-14.418 (launched by the host), the rest even. Every column kernel swizzled, 2048^2's
+  //! pairs lost 4% and 128^2 x 1024 in single 3.6%. Single precision's quads swizzled and loaded
+  //! through registers, no longer as copies into shared memory (cp.async) in a phase of their
+  //! own as its pairs of 8192 points were: 8192^2 7.627-7.663 -> 7.452-7.477 ms a step (padded
+  //! and through registers 7.500-7.548, swizzled and copied 7.600-7.622; H200, "Single
+  //! precision's columns of 8192 points over four blocks").
   bool swizzled;
-  //! The tile is loaded as copies into shared memory (cp.async; column_fft::ColumnPhases
-  //! kCopied), DIF 0 in place a phase after: single precision's pairs of 8192 points. The pairs
-  //! of 4096 and 8192 points of both precisions so (on top of the swizzle): single 8192^2
-  //! 8.799-8.828 -> 8.667-8.691 ms a step (launched by the host), but single 4096^2 1.764-1.768
-  //! -> 1.813-1.825 and double 4096^2 on the device 2.638-2.639 -> 2.794-2.797.
-  bool copied;
   //! The phases are folded (run_phases: each phase's number a constant), not run as a loop: all
   //! but double precision's pairs of 4096 and 8192 points, which loop, as they did before the
   //! fold. Folded, those stage kernels spilled 160 and 208 bytes (ptxas), and the step took
@@ -54,31 +53,37 @@ struct ColumnShape {
   //! precision's pairs, which do not spill folded (rows and columns 4096^2 2.00 against 2.07 ms,
   //! 8192^2 11.16 against 11.47).
   bool folded;
-  //! What the stage reads at a mode is asked for one position ahead (StageOfColumns::ahead,
-  //! ColumnTile::each_mode): without the budget's sums, every kernel; with them, the pairs of
-  //! 4096 and 8192 points and single precision's pairs. In the other stage kernels with the
-  //! sums, reading ahead spilled (ptxas: double precision's 2048-point pairs 166 bytes, tiles of
-  //! a block 54 to 554) and they read at the position: 2048^2 in double 1.4% faster, 128^2 x
-  //! 1024 in single 3-4%, 512^2 x 64 in double 1.2%, 512^2 in double 1% on the device; at the
-  //! position the pairs of 8192 points lost 0.7% in double, single precision's pairs 1% (three
-  //! rounds: "The budget's sums in the column kernel").
+  //! What the stage reads at a mode is asked for early (StageOfColumns::ahead): one position
+  //! ahead (ColumnTile::each_mode) without the budget's sums in every kernel, with them in the
+  //! pairs of 4096 points and single precision's pairs; in a quad (each_mode_quad) at the
+  //! position before its values in shared memory are read, single precision's quads, where
+  //! double precision's read after their halves are joined: so, single 8192^2 2% faster, double
+  //! 0.4% slower; one position ahead, both slower (H200, "Single precision's columns of 8192
+  //! points over four blocks"). In the other stage kernels with the sums, reading ahead spilled
+  //! (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a block 54 to 554) and they
+  //! read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024 in single 3-4%, 512^2 x 64
+  //! in double 1.2%, 512^2 in double 1% on the device; at the position the pairs of 8192 points
+  //! (before the quads) lost 0.7% in double, single precision's pairs 1% (three rounds: "The
+  //! budget's sums in the column kernel").
   bool ahead;
-  //! A tile of two columns over a cluster of four blocks, by field and the parity of y
-  //! (column_fft::ColumnPhases kQuad): double precision's pairs of 8192 points, whose column of a
-  //! field fills a block, so that a pair's tile was one column and every row was read and
-  //! written 16 bytes at a time, half a sector. Each block of the four holds two columns of half
-  //! the points (their rows y = 2t + parity) and transforms them; the halves are joined at each
-  //! mode. 8192^2 in double 13.50-13.53 -> 12.46-12.51 ms a step (launched by the host; the stage
-  //! kernel 2,228 -> 1,900 us), though 30 clusters of four run at once on an H200, 120 of its 132
-  //! multiprocessors (docs/performance.md, "Columns of 8192 points over four blocks").
+  //! A tile of a sector's columns (two in double, four in single) over a cluster of four blocks,
+  //! by field and the parity of y (column_fft::ColumnPhases kQuad): the pairs of 8192 points,
+  //! whose column of a field fills a block (in double; in single, two columns do), so that a
+  //! pair's tile was one column (two) and every row was read and written half a sector at a
+  //! time. Each block of the four holds the tile's columns of half the points (their rows
+  //! y = 2t + parity) and transforms them; the halves are joined at each mode. 8192^2 in double
+  //! 13.50-13.53 -> 12.46-12.51 ms a step (launched by the host; the stage kernel 2,228 -> 1,900
+  //! us), in single 8.09-8.12 -> 7.28-7.29, though 30 clusters of four run at once on an H200,
+  //! 120 of its 132 multiprocessors (docs/performance.md, "Columns of 8192 points over four
+  //! blocks" and the section after it).
   bool quad;
 };
 template <class Real>
 constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
   constexpr bool kDouble = std::is_same_v<Real, double>;
-  const bool long_pair = pair && (m == 12 || m == 13);
-  return {kDouble && long_pair, !kDouble && pair && m == 13, !(kDouble && long_pair),
-          !sums || (pair && (!kDouble || m >= 12)), kDouble && pair && m == 13};
+  const bool long_pair = pair && (m == 12 || m == 13), quad = pair && m == 13;
+  return {(kDouble && long_pair) || quad, !(kDouble && long_pair),
+          !(kDouble && quad) && (!sums || (pair && (!kDouble || m >= 12))), quad};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
@@ -218,7 +223,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
       bm += std::size_t(tile.parity) * std::size_t(tile.ld);
       tile.ld *= 2;
     }
-    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.copied, kShape.ahead, kShape.quad>;
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.ahead, kShape.quad>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(kM, RB) + 1;
@@ -324,10 +329,10 @@ class ColumnKernelEval {
       while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
              2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
-    // A quad (ColumnShape::quad): tiles of two columns, a block two of half the points.
+    // A quad (ColumnShape::quad): tiles of a sector's columns, a block's of half the points.
     quad_ = pair_ && cuda_launch::column_shape<Real>(true, m_, false).quad;
     if (quad_) {
-      columns_ = 2;
+      columns_ = int(32 / sizeof(Cplx));
       half_twiddles_ = device_twiddles<Real>(ny / 2);
     }
     const int points = quad_ ? ny / 2 : ny;  // a block's column
