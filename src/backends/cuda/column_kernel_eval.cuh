@@ -57,9 +57,9 @@ struct ColumnShape {
   //! ahead (ColumnTile::each_mode) without the budget's sums in every kernel, with them in the
   //! pairs of 4096 points and single precision's pairs; in a quad (each_mode_quad) at the
   //! position before its values in shared memory are read, single precision's quads, where
-  //! double precision's read after their halves are joined: so, single 8192^2 2% faster, double
-  //! 0.4% slower; one position ahead, both slower (H200, "Single precision's columns of 8192
-  //! points over four blocks"). In the other stage kernels with the sums, reading ahead spilled
+  //! double precision's read after their halves are joined (reading before the shared memory
+  //! against after the join: single 8192^2 2% faster, double 0.4% slower; one position ahead,
+  //! both slower: H200, "Single precision's columns of 8192 points over four blocks"). In the other stage kernels with the sums, reading ahead spilled
   //! (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a block 54 to 554) and they
   //! read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024 in single 3-4%, 512^2 x 64
   //! in double 1.2%, 512^2 in double 1% on the device; at the position the pairs of 8192 points
