@@ -92,6 +92,19 @@ struct ReadsAhead<Fn, std::void_t<decltype(std::declval<const Fn&>().ahead(0, 0)
   using type = decltype(std::declval<const Fn&>().ahead(0, 0));
 };
 
+//! What each_mode_quad holds of fn's reads at modes k and k + n before the position's values in
+//! shared memory are read: both where they are asked for early (kEarly) of a functor that reads
+//! ahead, else nothing (an empty object, which the compiler drops).
+template <class Fn, bool kEarly, bool = kEarly && ReadsAhead<Fn>::value>
+struct QuadReads {
+  CASCADE_HD_INLINE QuadReads(const Fn&, int, int, int) {}
+};
+template <class Fn, bool kEarly>
+struct QuadReads<Fn, kEarly, true> {
+  typename ReadsAhead<Fn>::type lo, hi;
+  CASCADE_HD_INLINE QuadReads(const Fn& fn, int c, int k, int n) : lo(fn.ahead(c, k)), hi(fn.ahead(c, k + n)) {}
+};
+
 //! What a pass over a tile does: the full stage (forward transforms, the functor, inverse
 //! transforms), the inputs alone (the functor writes each mode, inverse transforms), or the
 //! forward transforms alone (the functor reads each mode).
@@ -257,28 +270,6 @@ struct ColumnTile {
     return acc;
   }
 
-  //! fn at modes k and k + n of a quad (each_mode_quad): without reads (a functor that reads
-  //! nothing ahead), with its reads at both given, or (ReadsAfterJoin) with them asked for here.
-  struct ReadsAfterJoin {};
-  template <class R, class Fn>
-  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
-                                    Cx<Real>& hb) const {
-    acc = acc + fn(c, k, la, lb);
-    acc = acc + fn(c, k + n, ha, hb);
-  }
-  template <class R, class Fn, class Got>
-  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
-                                    Cx<Real>& hb, const Got& lo, const Got& hi) const {
-    acc = acc + fn(c, k, la, lb, lo);
-    acc = acc + fn(c, k + n, ha, hb, hi);
-  }
-  template <class R, class Fn>
-  CASCADE_HD_INLINE void both_modes(R& acc, const Fn& fn, int c, int k, Cx<Real>& la, Cx<Real>& lb, Cx<Real>& ha,
-                                    Cx<Real>& hb, ReadsAfterJoin) const {
-    const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
-    both_modes(acc, fn, c, k, la, lb, ha, hb, lo, hi);
-  }
-
   //! The phase of each mode of a quad: at position p of the half transforms (index k < n) the
   //! four blocks hold, conjugated, E and O, the transforms of each field's even and odd points;
   //! X[k] = E + w O and X[k + n] = E - w O (w = exp(-2 pi i k / 2n); on the conjugated values
@@ -286,8 +277,8 @@ struct ColumnTile {
   //! E' = Y[k] + Y[k + n], O' = (Y[k] - Y[k + n]) / w go back for the inverse transforms of the
   //! halves. Each block takes a quarter of the positions, three of its four values in the other
   //! blocks' shared memory. fn's reads at both modes (ReadsAhead) are asked for at the position:
-  //! before its values in shared memory are read (kAhead), or after they are joined. One
-  //! position of the thread early, as each_mode asks, measured slower (cuda_launch::ColumnShape).
+  //! before its values in shared memory are read (kAhead, QuadReads), or after they are joined.
+  //! One position of the thread early, as each_mode asks, measured slower (ColumnShape::ahead).
   template <class R, bool kAhead = true, class Fn>
   CASCADE_HD_INLINE R each_mode_quad(int t0, int dt, const Fn& fn) const {
     R acc{};
@@ -299,31 +290,30 @@ struct ColumnTile {
     Cx<Real>* const eb = quad[1] + at_c;
     Cx<Real>* const oa = quad[2] + at_c;
     Cx<Real>* const ob = quad[3] + at_c;
-    // The modes k and k + n at position p, given what both_modes takes of fn's reads.
-    const auto at = [&](int p, int k, const auto&... got) {
-      const int i = Layout::at(p);
+    for (int p = first + (t0 >> column_bits); p < end; p += dp) {
+      const int k = row_fft::dif_frequency(m, p, rb), i = Layout::at(p);
+      const QuadReads<Fn, kAhead> early(fn, c, k, n);
       const Cx<Real> w = tw_full[k];
       const Cx<Real> wa = row_fft::mul(w, oa[i]), wb = row_fft::mul(w, ob[i]);
       const Cx<Real> xa = ea[i], xb = eb[i];
       Cx<Real> la = conj(row_fft::add(xa, wa)), lb = conj(row_fft::add(xb, wb));
       Cx<Real> ha = conj(row_fft::sub(xa, wa)), hb = conj(row_fft::sub(xb, wb));
-      both_modes(acc, fn, c, k, la, lb, ha, hb, got...);
+      if constexpr (ReadsAhead<Fn>::value && kAhead) {
+        acc = acc + fn(c, k, la, lb, early.lo);
+        acc = acc + fn(c, k + n, ha, hb, early.hi);
+      } else if constexpr (ReadsAhead<Fn>::value) {
+        const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
+        acc = acc + fn(c, k, la, lb, lo);
+        acc = acc + fn(c, k + n, ha, hb, hi);
+      } else {
+        acc = acc + fn(c, k, la, lb);
+        acc = acc + fn(c, k + n, ha, hb);
+      }
       la = conj(la), lb = conj(lb), ha = conj(ha), hb = conj(hb);
       ea[i] = row_fft::add(la, ha);
       eb[i] = row_fft::add(lb, hb);
       oa[i] = row_fft::mul_conj(row_fft::sub(la, ha), w);
       ob[i] = row_fft::mul_conj(row_fft::sub(lb, hb), w);
-    };
-    for (int p = first + (t0 >> column_bits); p < end; p += dp) {
-      const int k = row_fft::dif_frequency(m, p, rb);
-      if constexpr (!ReadsAhead<Fn>::value) {
-        at(p, k);
-      } else if constexpr (kAhead) {
-        const auto lo = fn.ahead(c, k), hi = fn.ahead(c, k + n);
-        at(p, k, lo, hi);
-      } else {
-        at(p, k, ReadsAfterJoin{});
-      }
     }
     return acc;
   }
