@@ -192,10 +192,11 @@ struct SpectralSumsOfMode {
     r.energy = 0.5 * e;
     r.enstrophy = 0.5 * w * a2;
     r.palinstrophy = 0.5 * w * a2 * k2;
-    r.diss_nu = double(lin.viscous(Real(k2))) * e;
+    const Real nu = lin.viscous(Real(k2)), alpha = lin.hypoviscous(Real(k2));
+    r.diss_nu = double(nu) * e;
     r.diss_mu = double(lin.friction()) * e;
-    r.diss_alpha = double(lin.hypoviscous(Real(k2))) * e;
-    r.diss_z = double(lin.damping(Real(k2))) * w * a2;
+    r.diss_alpha = double(alpha) * e;
+    r.diss_z = double(lin.friction() + nu + alpha) * w * a2;  // lin.damping(k2), its parts computed once
     if (forcing_hat) {
       const double dot = w * (double(o.re) * double(f.re) + double(o.im) * double(f.im));
       const double f2 = w * (double(f.re) * double(f.re) + double(f.im) * double(f.im));
@@ -229,6 +230,25 @@ struct FusedStageWithSums {
     const SpectralSums r = stage.mask.keep(stage.s, i, j) ? sums(idx) : SpectralSums{};
     stage(idx);
     return r;
+  }
+};
+
+//! The budget's sums of S and F at the modes the dealiasing keeps, as FusedStageWithSums adds
+//! them, without the stage: mode (i, j) of member m's field, taken row by row
+//! (cuda_launch::row_sum_kernel), before a stage whose column kernel does not take them
+//! (ColumnKernelEval::sums_apart).
+template <class Real>
+struct KeptSums {
+  DealiasMask<Real> mask;
+  SpectralSumsOfMode<Real> sums;
+
+  CASCADE_HD void set_linear(const LinearCoefficients& c) { sums.set_linear(c); }
+  CASCADE_HD SpectralSums at(int i, int j, int m) const {
+    const SpectralShape<Real>& s = sums.s;
+    if (!mask.keep(s, i, j)) return SpectralSums{};
+    const std::size_t idx = (std::size_t(m) * std::size_t(s.ny) + std::size_t(j)) * std::size_t(s.nxh) + std::size_t(i);
+    const Complex<Real> zero = {Real(0), Real(0)};
+    return sums.of(i, j, sums.omega_hat[idx], sums.forcing_hat ? sums.forcing_hat[idx] : zero);
   }
 };
 

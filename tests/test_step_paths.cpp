@@ -587,6 +587,53 @@ TEST(ComplexPairs, StageMatchesTheHalfSpectra) {
         }
 }
 
+// The budget's sums row by row (KeptSums::at, as cuda_launch::row_sum_kernel takes them where
+// a column kernel's tiles span several blocks) against the flat sum of the sums at the kept
+// modes (as FusedStageWithSums and the column kernel add them): the same bits in the same
+// order, over every column or over the kept columns alone (the removed ones add zeros), for the
+// second member of a buffer of two as for the first; the state and forcing are not zero at the
+// removed modes, which neither sum reads.
+TEST(KeptSums, RowByRowIsTheFlatSum) {
+  for (auto [nx, ny] : {std::pair{12, 10}, std::pair{9, 7}, std::pair{16, 9}})
+    for (bool two_thirds : {true, false}) {
+      SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + (two_thirds ? ", 2/3" : ", no rule"));
+      const int nxh = nx / 2 + 1;
+      const SpectralShape<double> s{nx, ny, nxh, 2 * M_PI / 2.0, 2 * M_PI / 3.0, 1.0 / nxh, 0, false, 1.0 / ny};
+      const DealiasMask<double> mask{two_thirds};
+      const LinearCoefficients c{1e-2, 2, 0.1, 1e-3, 1, 0.7};
+      const auto S0 = random_half(s, mask, 11, false), S1 = random_half(s, mask, 12, false);
+      const auto F0 = random_half(s, mask, 13, false), F1 = random_half(s, mask, 14, false);
+      std::vector<Complex<double>> S = S0, F = F0;  // two members, one after the other
+      S.insert(S.end(), S1.begin(), S1.end());
+      F.insert(F.end(), F1.begin(), F1.end());
+      const KeptSums<double> rows{mask, {s, LinearOperator<double>{c}, S.data(), F.data()}};
+      const int kept = two_thirds ? two_thirds_band(nx) + 1 : nxh;
+      for (int m : {0, 1}) {
+        const SpectralSumsOfMode<double> flat{s, LinearOperator<double>{c}, m ? S1.data() : S0.data(),
+                                              m ? F1.data() : F0.data()};
+        SpectralSums expect{}, all{}, band{};
+        for (std::size_t idx = 0; idx < S0.size(); ++idx) {
+          int i, j;
+          s.mode(idx, i, j);
+          if (mask.keep(s, i, j)) expect = expect + flat(idx);
+        }
+        for (int j = 0; j < ny; ++j) {
+          for (int i = 0; i < nxh; ++i) all = all + rows.at(i, j, m);
+          for (int i = 0; i < kept; ++i) band = band + rows.at(i, j, m);
+        }
+        for (double SpectralSums::*f :
+             {&SpectralSums::energy, &SpectralSums::enstrophy, &SpectralSums::palinstrophy, &SpectralSums::diss_nu,
+              &SpectralSums::diss_mu, &SpectralSums::diss_alpha, &SpectralSums::diss_z, &SpectralSums::inj,
+              &SpectralSums::inj_z, &SpectralSums::f2, &SpectralSums::f2_z}) {
+          EXPECT_EQ(all.*f, expect.*f);
+          EXPECT_EQ(band.*f, expect.*f);
+        }
+        EXPECT_GT(expect.energy, 0.0);
+        EXPECT_GT(expect.diss_alpha, 0.0);
+      }
+    }
+}
+
 // The evaluation's inputs as a pair (PackedVelocity) and the products back as half spectra
 // (UnpackPair) against their definitions.
 TEST(ComplexPairs, VelocityAndUnpackMatchTheHalfSpectra) {

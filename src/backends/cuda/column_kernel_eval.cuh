@@ -46,25 +46,29 @@ struct ColumnShape {
   //! precision's columns of 8192 points over four blocks").
   bool swizzled;
   //! The phases are folded (run_phases: each phase's number a constant), not run as a loop: all
-  //! but double precision's pairs of 4096 and 8192 points, which loop, as they did before the
-  //! fold. Folded, those stage kernels spilled 160 and 208 bytes (ptxas), and the step took
-  //! 2.90-2.92 ms at 4096^2 against 2.83-2.85 looping, 15.50-15.52 at 8192^2 against
-  //! 15.27-15.35; 2048^2's pairs and every smaller kernel gain from the fold, and so do single
-  //! precision's pairs, which do not spill folded (rows and columns 4096^2 2.00 against 2.07 ms,
-  //! 8192^2 11.16 against 11.47).
+  //! but double precision's pairs of 4096 points, which loop, as they did before the fold.
+  //! Folded, the stage kernels of double precision's pairs of 4096 and 8192 points spilled 160
+  //! and 208 bytes (ptxas), and the step took 2.90-2.92 ms at 4096^2 against 2.83-2.85 looping,
+  //! 15.50-15.52 at 8192^2 against 15.27-15.35; 2048^2's pairs and every smaller kernel gain from
+  //! the fold, and so do single precision's pairs, which do not spill folded (rows and columns
+  //! 4096^2 2.00 against 2.07 ms, 8192^2 11.16 against 11.47). Double precision's quads, once
+  //! their stage took no sums (sums_apart), folded: 8192^2 12.00 -> 11.35-11.40 ms a step;
+  //! its pairs of 4096 points folded lost (2.50-2.51 -> 2.59; H200, "The budget's sums in a
+  //! pass of their own").
   bool folded;
   //! What the stage reads at a mode is asked for early (StageOfColumns::ahead): one position
-  //! ahead (ColumnTile::each_mode) without the budget's sums in every kernel, with them in the
-  //! pairs of 4096 points and single precision's pairs; in a quad (each_mode_quad) at the
-  //! position before its values in shared memory are read, single precision's quads, where
-  //! double precision's read after their halves are joined (reading before the shared memory
-  //! against after the join: single 8192^2 2% faster, double 0.4% slower; one position ahead,
-  //! both slower: H200, "Single precision's columns of 8192 points over four blocks"). In the other stage kernels with the sums, reading ahead spilled
-  //! (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a block 54 to 554) and they
-  //! read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024 in single 3-4%, 512^2 x 64
-  //! in double 1.2%, 512^2 in double 1% on the device; at the position the pairs of 8192 points
-  //! (before the quads) lost 0.7% in double, single precision's pairs 1% (three rounds: "The
-  //! budget's sums in the column kernel").
+  //! ahead (ColumnTile::each_mode) without the budget's sums in every kernel, with them in
+  //! single precision's pairs (double precision's of 4096 points and the quads take their sums
+  //! apart: sums_apart); in a quad (each_mode_quad) at the position before its values in shared
+  //! memory are read, single precision's quads, where double precision's read after their
+  //! halves are joined (reading before the shared memory against after the join: single 8192^2
+  //! 2% faster, double 0.4% slower; one position ahead, both slower: H200, "Single precision's
+  //! columns of 8192 points over four blocks"). In the other stage kernels with the sums,
+  //! reading ahead spilled (ptxas: double precision's 2048-point pairs 166 bytes, tiles of a
+  //! block 54 to 554) and they read at the position: 2048^2 in double 1.4% faster, 128^2 x 1024
+  //! in single 3-4%, 512^2 x 64 in double 1.2%, 512^2 in double 1% on the device; at the
+  //! position the pairs of 8192 points (before the quads) lost 0.7% in double, single
+  //! precision's pairs 1% (three rounds: "The budget's sums in the column kernel").
   bool ahead;
   //! A tile of a sector's columns (two in double, four in single) over a cluster of four blocks,
   //! by field and the parity of y (column_fft::ColumnPhases kQuad): the pairs of 8192 points,
@@ -77,13 +81,22 @@ struct ColumnShape {
   //! 120 of its 132 multiprocessors (docs/performance.md, "Columns of 8192 points over four
   //! blocks" and the section after it).
   bool quad;
+  //! The budget's sums are not the stage kernel's but a pass over S of their own before it
+  //! (ColumnKernelEval::sums_apart, cuda_launch::row_sum_kernel): the pairs of 8192 points
+  //! (quads) and double precision's of 4096, whose stage kernels with the sums held 128
+  //! registers and spilled. 8192^2 in double 12.51-12.55 -> 12.00 ms a step, in single
+  //! 7.28-7.29 -> 7.22-7.23, 4096^2 in double 2.53-2.55 -> 2.50-2.51; the pass lost where the
+  //! sums cost the stage kernel less: 2048^2 in both precisions (double 0.616 -> 0.621 ms on the
+  //! device, single 0.447 -> 0.455) and single precision's 4096^2 (1.744 -> 1.758; H200, "The
+  //! budget's sums in a pass of their own").
+  bool sums_apart;
 };
 template <class Real>
 constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
   constexpr bool kDouble = std::is_same_v<Real, double>;
   const bool long_pair = pair && (m == 12 || m == 13), quad = pair && m == 13;
-  return {(kDouble && long_pair) || quad, !(kDouble && long_pair),
-          !(kDouble && quad) && (!sums || (pair && (!kDouble || m >= 12))), quad};
+  return {(kDouble && long_pair) || quad, !(kDouble && pair && m == 12),
+          !(kDouble && quad) && (!sums || (pair && !kDouble)), quad, quad || (kDouble && pair && m == 12)};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
@@ -183,6 +196,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
   tile.rb = RB;
   if constexpr (!kPair) tile.field = -1;  // a constant: the pair's branches compiled away
   constexpr ColumnShape kShape = column_shape<Real>(kPair, M, kSums);
+  static_assert(!(kSums && kShape.sums_apart), "this stage's sums are a pass of their own (ColumnShape::sums_apart)");
   constexpr int kM = kShape.quad ? M - 1 : M;  // a quad's blocks transform half columns
   if constexpr (M > 0) {
     tile.n = 1 << kM;
@@ -369,6 +383,12 @@ class ColumnKernelEval {
   //! quarter in a quad).
   int blocks() const { return tiles_ * (quad_ ? 4 : pair_ ? 2 : 1); }
   SpectralSums* partials() const { return partials_; }
+  //! Whether the budget's sums are a pass of their own before the stage (CudaExec::column_stage,
+  //! KeptSums), not the stage kernel's (ColumnShape::sums_apart; the pairs' kernels of a
+  //! constant length).
+  bool sums_apart() const { return constant_pair() && apart(m_); }
+  //! The kept columns (kx < kept()) the tiles cover.
+  int kept() const { return kept_; }
 
   //! The inputs of an evaluation of omega_hat (every member) into a, b: velocity_of at each
   //! kept mode, then the inverse transforms of the columns.
@@ -381,6 +401,7 @@ class ColumnKernelEval {
   //! coefficients from `each` where given; with op.with_sums the budget's sums into partials().
   void stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, const StepClock* clock, int stage,
              const LinearCoefficients* each, bool chained, cudaStream_t stream) const {
+    if (op.with_sums && sums_apart()) throw RunError("the column stage's sums are a pass of their own here");
     if (op.with_sums) launch<true>(op, a, b, clock, stage, each, chained, stream);
     else launch<false>(op, a, b, clock, stage, each, chained, stream);
   }
@@ -414,7 +435,7 @@ class ColumnKernelEval {
       fn(cuda_launch::column_kernel<T, false, Real, InputsOfColumns<Real>, M, RB, P>);
       fn(cuda_launch::column_kernel<T, false, Real, StoreColumns<Real>, M, RB, P>);
       fn(cuda_launch::column_kernel<T, false, Real, StageOfColumns<Real>, M, RB, P>);
-      fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, M, RB, P>);
+      if constexpr (!(P && apart(M))) fn(cuda_launch::column_kernel<T, true, Real, StageOfColumns<Real>, M, RB, P>);
     };
     using Threads = std::integral_constant<int, kThreads>;
     using Generic = std::integral_constant<int, 0>;  // the length read at run time
@@ -445,6 +466,8 @@ class ColumnKernelEval {
   //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two) and 2^13 (one); in single 512
   //! (four, four, two: two butterflies a thread from 4096 points).
   static constexpr int pair_threads(int m) { return std::is_same_v<Real, double> && m == 11 ? kThreads : kWide; }
+  //! Whether the pairs' columns of 2^m points take the budget's sums apart (ColumnShape).
+  static constexpr bool apart(int m) { return cuda_launch::column_shape<Real>(true, m, true).sums_apart; }
   //! Whether kernel_for takes a pair's kernel of a constant length (make: pair_, m_, wide_ set).
   bool constant_pair() const { return pair_ && m_ >= 11 && m_ <= 13 && (wide_ ? kWide : kThreads) == pair_threads(m_); }
   //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^13 on
@@ -456,10 +479,11 @@ class ColumnKernelEval {
   template <bool kSums, class Op>
   auto kernel_for() const {
     if (constant_pair()) {
+      // A pair whose sums are apart has no kernel with them (stage() never asks for it).
       switch (m_) {
-        case 11: return cuda_launch::column_kernel<pair_threads(11), kSums, Real, Op, 11, 4, true>;
-        case 12: return cuda_launch::column_kernel<pair_threads(12), kSums, Real, Op, 12, 4, true>;
-        case 13: return cuda_launch::column_kernel<pair_threads(13), kSums, Real, Op, 13, 4, true>;
+        case 11: return cuda_launch::column_kernel<pair_threads(11), kSums && !apart(11), Real, Op, 11, 4, true>;
+        case 12: return cuda_launch::column_kernel<pair_threads(12), kSums && !apart(12), Real, Op, 12, 4, true>;
+        case 13: return cuda_launch::column_kernel<pair_threads(13), kSums && !apart(13), Real, Op, 13, 4, true>;
         default: break;
       }
     }

@@ -353,8 +353,23 @@ class CudaExec {
     columns_.inputs(op, a, b, chained(), stream_);
   }
   //! Stage `stage` over the columns, its numbers from the step's clock; with op.with_sums the
-  //! budget's sums weighted by the clock's weights into the integrals (budget_finish_kernel).
+  //! budget's sums weighted by the clock's weights into the integrals (budget_finish_kernel):
+  //! in the column kernel, or where its tiles are split over blocks (sums_apart) in a pass over
+  //! S of their own before it.
   void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each) {
+    if (op.with_sums && columns_.sums_apart()) {
+      constexpr int kThreads = 256;
+      const int blocks = std::max(1, std::min(ny_, blocks_cap_ / members_));
+      cuda_launch::row_sum_kernel<kThreads, SpectralSums><<<dim3(blocks, members_), kThreads, 0, stream_>>>(
+          ny_, columns_.kept(), KeptSums<Real>{op.stage.mask, op.sums}, graph_.clock(), each, d_sum_partials_);
+      CASCADE_CUDA_CHECK_LAUNCH();
+      cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
+          d_sum_partials_, blocks, BudgetWeights{}, graph_.weights(), d_budget_);
+      CASCADE_CUDA_CHECK_LAUNCH();
+      StageOfColumns<Real> without = op;
+      without.with_sums = false;
+      return columns_.stage(without, a, b, graph_.clock(), stage, each, chained(), stream_);
+    }
     columns_.stage(op, a, b, graph_.clock(), stage, each, chained(), stream_);
     if (!op.with_sums) return;
     constexpr int kThreads = 256;

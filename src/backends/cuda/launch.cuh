@@ -8,6 +8,7 @@
 #include "backends/cuda/chained.cuh"
 #include "kernels/reduction.cuh"
 #include "cascade/coefficients.hpp"
+#include "cascade/step_clock.hpp"
 #include "kernels/reduction_ops.cuh"
 
 namespace cascade {
@@ -47,6 +48,26 @@ __global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f
   const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
   for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
     acc = acc + f(first + idx);
+  using Reduce = cub::BlockReduce<R, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const R total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = total;
+}
+
+//! The sums f.at(i, j, member) at the modes i < columns of the rows j < rows of each member
+//! (blockIdx.y; its coefficients each[member] where `each` is given): rows blockIdx.x,
+//! blockIdx.x + gridDim.x, ..., the threads along a row, summed per block as for_each_sum_kernel
+//! does. No flat index is split into (i, j) (a 64-bit integer through double and back, a mode),
+//! and the columns past `columns` are not visited. A step not taken (the clock's go) adds nothing.
+template <int BLOCK, class R, class Fn>
+__global__ void __launch_bounds__(BLOCK) row_sum_kernel(int rows, int columns, Fn f, const StepClock* clock,
+                                                        const LinearCoefficients* each, R* d_partials) {
+  R acc{};
+  if (!clock || clock->go) {
+    if (each) f.set_linear(each[blockIdx.y]);
+    for (int j = blockIdx.x; j < rows; j += gridDim.x)
+      for (int i = threadIdx.x; i < columns; i += BLOCK) acc = acc + f.at(i, j, int(blockIdx.y));
+  }
   using Reduce = cub::BlockReduce<R, BLOCK>;
   __shared__ typename Reduce::TempStorage temp;
   const R total = Reduce(temp).Reduce(acc, AddOp{});
