@@ -177,8 +177,17 @@ struct SpectralSumsOfMode {
   CASCADE_HD SpectralSums operator()(std::size_t idx) const {
     int i, j;
     s.mode(idx, i, j);
+    return at(i, j, idx);
+  }
+  //! The sums of mode (i, j), at index idx of omega_hat (and forcing_hat).
+  CASCADE_HD SpectralSums at(int i, int j, std::size_t idx) const {
     const Complex<Real> zero = {Real(0), Real(0)};
     return of(i, j, omega_hat[idx], forcing_hat ? forcing_hat[idx] : zero);
+  }
+  //! at(i, j, idx) where `mask` keeps the mode; nothing where it removes it (S and F are zero
+  //! there: not read).
+  CASCADE_HD SpectralSums kept(const DealiasMask<Real>& mask, int i, int j, std::size_t idx) const {
+    return mask.keep(s, i, j) ? at(i, j, idx) : SpectralSums{};
   }
   //! The sums of mode (i, j), given omega_hat there (o) and forcing_hat (f; read only where
   //! forcing_hat is not null).
@@ -245,10 +254,8 @@ struct KeptSums {
   CASCADE_HD void set_linear(const LinearCoefficients& c) { sums.set_linear(c); }
   CASCADE_HD SpectralSums at(int i, int j, int m) const {
     const SpectralShape<Real>& s = sums.s;
-    if (!mask.keep(s, i, j)) return SpectralSums{};
-    const std::size_t idx = (std::size_t(m) * std::size_t(s.ny) + std::size_t(j)) * std::size_t(s.nxh) + std::size_t(i);
-    const Complex<Real> zero = {Real(0), Real(0)};
-    return sums.of(i, j, sums.omega_hat[idx], sums.forcing_hat ? sums.forcing_hat[idx] : zero);
+    const std::size_t row = std::size_t(m) * std::size_t(s.ny) + std::size_t(j);
+    return sums.kept(mask, i, j, row * std::size_t(s.nxh) + std::size_t(i));
   }
 };
 

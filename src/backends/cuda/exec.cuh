@@ -357,25 +357,24 @@ class CudaExec {
   //! in the column kernel, or where its tiles are split over blocks (sums_apart) in a pass over
   //! S of their own before it.
   void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each) {
-    if (op.with_sums && columns_.sums_apart()) {
-      constexpr int kThreads = 256;
-      const int blocks = std::max(1, std::min(ny_, blocks_cap_ / members_));
-      cuda_launch::row_sum_kernel<kThreads, SpectralSums><<<dim3(blocks, members_), kThreads, 0, stream_>>>(
+    constexpr int kThreads = 256;
+    const bool apart = op.with_sums && columns_.sums_apart();
+    const SpectralSums* partials = columns_.partials();
+    int count = columns_.blocks();  // the partials of each member
+    if (apart) {
+      count = std::max(1, std::min(ny_, blocks_cap_ / members_));
+      cuda_launch::row_sum_kernel<kThreads, SpectralSums><<<dim3(count, members_), kThreads, 0, stream_>>>(
           ny_, columns_.kept(), KeptSums<Real>{op.stage.mask, op.sums}, graph_.clock(), each, d_sum_partials_);
       CASCADE_CUDA_CHECK_LAUNCH();
-      cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
-          d_sum_partials_, blocks, BudgetWeights{}, graph_.weights(), d_budget_);
-      CASCADE_CUDA_CHECK_LAUNCH();
-      StageOfColumns<Real> without = op;
-      without.with_sums = false;
-      return columns_.stage(without, a, b, graph_.clock(), stage, each, chained(), stream_);
+      partials = d_sum_partials_;
     }
-    columns_.stage(op, a, b, graph_.clock(), stage, each, chained(), stream_);
+    StageOfColumns<Real> run = op;
+    run.with_sums = op.with_sums && !apart;
+    columns_.stage(run, a, b, graph_.clock(), stage, each, chained(), stream_);
     if (!op.with_sums) return;
-    constexpr int kThreads = 256;
     cuda_launch::launch_chained(chained(), cuda_launch::budget_finish_kernel<kThreads>, dim3(members_),
-                                dim3(kThreads), 0, stream_, static_cast<const SpectralSums*>(columns_.partials()),
-                                columns_.blocks(), BudgetWeights{}, graph_.weights(), d_budget_);
+                                dim3(kThreads), 0, stream_, partials, count, BudgetWeights{}, graph_.weights(),
+                                d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
   //! The forward passes alone, the products left as half spectra in a, b: from copies of their

@@ -37,6 +37,16 @@ struct AddOp {
   }
 };
 
+//! The block's sum of each thread's `acc`, to its partial d_partials[blockIdx.y][blockIdx.x]
+//! (a grid row of blocks a member), which budget_finish_kernel adds up.
+template <int BLOCK, class R>
+__device__ __forceinline__ void store_block_partial(const R& acc, R* d_partials) {
+  using Reduce = cub::BlockReduce<R, BLOCK>;
+  __shared__ typename Reduce::TempStorage temp;
+  const R total = Reduce(temp).Reduce(acc, AddOp{});
+  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = total;
+}
+
 //! The grid-stride loop of for_each_kernel, summing what the functor returns (R, a struct of
 //! doubles) per block; the partials are summed in a fixed order by budget_finish_kernel, so
 //! that the result is the same from run to run (a restart stays bit for bit). A grid row of
@@ -48,10 +58,7 @@ __global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f
   const std::size_t stride = std::size_t(BLOCK) * gridDim.x;
   for (std::size_t idx = std::size_t(blockIdx.x) * BLOCK + threadIdx.x; idx < n; idx += stride)
     acc = acc + f(first + idx);
-  using Reduce = cub::BlockReduce<R, BLOCK>;
-  __shared__ typename Reduce::TempStorage temp;
-  const R total = Reduce(temp).Reduce(acc, AddOp{});
-  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = total;
+  store_block_partial<BLOCK>(acc, d_partials);
 }
 
 //! The sums f.at(i, j, member) at the modes i < columns of the rows j < rows of each member
@@ -68,10 +75,7 @@ __global__ void __launch_bounds__(BLOCK) row_sum_kernel(int rows, int columns, F
     for (int j = blockIdx.x; j < rows; j += gridDim.x)
       for (int i = threadIdx.x; i < columns; i += BLOCK) acc = acc + f.at(i, j, int(blockIdx.y));
   }
-  using Reduce = cub::BlockReduce<R, BLOCK>;
-  __shared__ typename Reduce::TempStorage temp;
-  const R total = Reduce(temp).Reduce(acc, AddOp{});
-  if (threadIdx.x == 0) d_partials[std::size_t(blockIdx.y) * gridDim.x + blockIdx.x] = total;
+  store_block_partial<BLOCK>(acc, d_partials);
 }
 
 //! A block a member (blockIdx.x): the sum of its `count` per-block partials, weighted into its
