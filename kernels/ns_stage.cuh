@@ -96,6 +96,36 @@ struct FusedStage {
     return r;
   }
 
+  //! Which of a stage's propagators advance() asks for: E(h dS); E(h d_final) (the last
+  //! stage); E(h dK); E(h dW) (classic tables).
+  enum class Which { S, Final, K, W };
+  //! A stage's propagators at a mode, computed before its arithmetic (propagators()): E(h dS);
+  //! E(h d_final) on the last stage, else E(h dK); E(h dW) where the stage takes W (classic
+  //! tables, not on the last stage), else 1. They depend on the mode alone, not on what is read
+  //! there, so that a loop over modes can have them computed while the mode's reads are on their
+  //! way (StageOfColumns::ahead). As advance() asks for them: (tau, which).
+  struct Propagators {
+    Complex<Real> s, next, w;
+    CASCADE_HD Complex<Real> operator()(Real, Which which) const {
+      return which == Which::S ? s : which == Which::W ? w : next;
+    }
+  };
+  CASCADE_HD Propagators propagators(Real kx, Real k2) const {
+    Propagators e;
+    each_propagator(kx, k2, [&](auto&& prop) {
+      e.s = prop(h * dS, Which::S);
+      e.next = last ? prop(h * d_final, Which::Final) : prop(h * dK, Which::K);
+      e.w = !last && W ? prop(h * dW, Which::W) : Complex<Real>{Real(1), Real(0)};
+    });
+    return e;
+  }
+  //! kx, ky and k2 of mode (i, j), as advance() and propagators() take them.
+  CASCADE_HD void wavenumbers(int i, int j, Real& kx, Real& ky, Real& k2) const {
+    kx = s.kx(i);
+    ky = s.ky(j);
+    k2 = kx * kx + ky * ky;
+  }
+
   //! Basdevant's stage at the kept mode idx = (i, j), given the transforms p of u v and q of
   //! v^2 - u^2 there (taken as zero at k = 0): S (and W) updated, and u, v <- the next
   //! evaluation's inputs there. Here (operator()) and over a tile of columns
@@ -109,6 +139,12 @@ struct FusedStage {
     const Complex<Real> y = advance(idx, i, j, p, q, in);
     velocity_of(s.kx(i), s.ky(j), scale, y, u, v);
   }
+  //! kept_mode() with the mode's propagators computed already (`e`: propagators(kx, k2)).
+  CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
+                            Complex<Real>& v, const Reads& in, const Propagators& e) const {
+    const Complex<Real> y = advance(idx, i, j, p, q, in, e);
+    velocity_of(s.kx(i), s.ky(j), scale, y, u, v);
+  }
 
   //! The stage at the kept mode idx = (i, j), given the transforms of the products there
   //! (Basdevant: p, q those of u v and v^2 - u^2; advective: p that of -u.grad omega, q
@@ -120,7 +156,41 @@ struct FusedStage {
   //! loop over modes can ask memory for the next mode's while it computes this one's.
   CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
                                    const Reads& in) const {
-    const Real kx = s.kx(i), ky = s.ky(j), k2 = kx * kx + ky * ky;
+    Real kx, ky, k2;
+    wavenumbers(i, j, kx, ky, k2);
+    Complex<Real> y;
+    each_propagator(kx, k2, [&](auto&& prop) { y = advance_with(idx, i, j, p, q, in, prop); });
+    return y;
+  }
+  //! advance() with the mode's propagators computed already (`e`: propagators(kx, k2)).
+  CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
+                                   const Reads& in, const Propagators& e) const {
+    return advance_with(idx, i, j, p, q, in, e);
+  }
+
+ private:
+  //! f(prop), prop(tau, which) a stage's propagator over a time tau at the mode of wavenumbers
+  //! kx and k2, computed as asked. The propagators of a stage share their exponentials: E(0) = 1,
+  //! a repeated tau is reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
+  template <class F>
+  CASCADE_HD void each_propagator(Real kx, Real k2, const F& f) const {
+    Real cached_tau = Real(-1);
+    Complex<Real> cached = {Real(1), Real(0)};
+    auto prop = [&](Real tau, Which) -> Complex<Real> {
+      if (tau == Real(0)) return {Real(1), Real(0)};
+      if (tau == cached_tau) return cached;
+      if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
+      cached_tau = tau;
+      cached = lin.propagator(kx, k2, tau);
+      return cached;
+    };
+    f(prop);
+  }
+  //! advance(), its propagators from prop(tau, which) (each_propagator's, or Propagators).
+  template <class Prop>
+  CASCADE_HD Complex<Real> advance_with(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
+                                        const Reads& in, Prop& prop) const {
+    const Real kx = s.kx(i), ky = s.ky(j);
     Complex<Real> k = {Real(0), Real(0)};
     if (i != 0 || j != 0) {
       if (advective) {
@@ -132,27 +202,15 @@ struct FusedStage {
     }
     const Complex<Real> s_old = in.s;
     if (save_w) W[idx] = s_old;
-    // The propagators of this stage share their exponentials: E(0) = 1, a repeated tau is
-    // reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
-    Real cached_tau = Real(-1);
-    Complex<Real> cached = {Real(1), Real(0)};
-    auto prop = [&](Real tau) -> Complex<Real> {
-      if (tau == Real(0)) return {Real(1), Real(0)};
-      if (tau == cached_tau) return cached;
-      if (cached_tau > Real(0) && tau == Real(2) * cached_tau) return cmul(cached, cached);
-      cached_tau = tau;
-      cached = lin.propagator(kx, k2, tau);
-      return cached;
-    };
-    const Complex<Real> snew = caxpy(cmul(prop(h * dS), s_old), hb, k);
+    const Complex<Real> snew = caxpy(cmul(prop(h * dS, Which::S), s_old), hb, k);
     if (last) {
-      const Complex<Real> y = cmul(prop(h * d_final), snew);
+      const Complex<Real> y = cmul(prop(h * d_final, Which::Final), snew);
       S[idx] = y;
       return y;
     }
     S[idx] = snew;
-    const Complex<Real> ek = prop(h * dK);
-    const Complex<Real> base = W ? cmul(prop(h * dW), save_w ? s_old : in.w) : cmul(ek, snew);
+    const Complex<Real> ek = prop(h * dK, Which::K);
+    const Complex<Real> base = W ? cmul(prop(h * dW, Which::W), save_w ? s_old : in.w) : cmul(ek, snew);
     return caxpy(base, ha, cmul(ek, k));
   }
 };
@@ -270,6 +328,10 @@ struct StageOfColumns {
   bool with_sums;
   std::size_t base;  //!< the member's first index
   int first_column;
+  //! ahead() computes the mode's propagators too (FusedStage::propagators), after its reads are
+  //! asked for, while they are on their way; else the stage computes them as it goes. The
+  //! column kernel sets it from cuda_launch::ColumnShape::early_propagators.
+  bool early_propagators = false;
 
   CASCADE_HD void set_linear(const LinearCoefficients& c) {
     stage.set_linear(c);
@@ -283,10 +345,12 @@ struct StageOfColumns {
   //! of S took 11% of the column kernel's stall samples). Whether the mode is kept, its index
   //! and the stage's reads there; the budget's sums take S and the forcing from them too
   //! (sums reads the stage's S and F: backend_impl.hpp builds both from the same buffers).
+  //! With early_propagators, the mode's propagators too.
   struct Ahead {
     bool keep;
     std::size_t idx;
     typename FusedStage<Real>::Reads in;
+    typename FusedStage<Real>::Propagators e;
   };
   CASCADE_HD Ahead ahead(int c, int j) const {
     const int i = first_column + c;
@@ -295,6 +359,11 @@ struct StageOfColumns {
     if (!r.keep) return r;
     r.idx = base + std::size_t(j) * std::size_t(stage.s.nxh) + std::size_t(i);
     r.in = stage.reads(r.idx, i, j);
+    if (early_propagators) {
+      Real kx, ky, k2;
+      stage.wavenumbers(i, j, kx, ky, k2);
+      r.e = stage.propagators(kx, k2);
+    }
     return r;
   }
   CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b, const Ahead& x) const {
@@ -306,7 +375,8 @@ struct StageOfColumns {
     }
     const SpectralSums r = with_sums ? sums.of(i, j, x.in.s, x.in.f) : SpectralSums{};  // S before the stage
     const bool mean = i == 0 && j == 0;
-    stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
+    if (early_propagators) stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in, x.e);
+    else stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
     return r;
   }
 };

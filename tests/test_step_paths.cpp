@@ -634,6 +634,73 @@ TEST(KeptSums, RowByRowIsTheFlatSum) {
     }
 }
 
+// The stage at the modes of a tile of columns (StageOfColumns, as the column kernels take it)
+// with its propagators computed with the reads (early_propagators: ahead() computes them) and
+// without (the stage computes them as it goes), against the flat stage (FusedStage, as the CPU
+// takes it): the same bits in S, W and the next inputs, on stages whose propagators are 1, one
+// exponential, a repeated one and a square, with beta, the forcing and the classic tables.
+TEST(StageOfColumns, PropagatorsWithTheReadsGiveTheSameBits) {
+  struct Taus {
+    double dS, dK, dW, d_final;
+    bool last, save_w;
+  };
+  const Taus stages[] = {{0.0, 0.5, 0.5, 0.0, false, true},
+                         {0.5, 0.0, 0.5, 0.0, false, false},
+                         {0.5, 1.0, 1.0, 0.0, false, false},
+                         {0.5, 0.5, 0.0, 0.5, true, false}};
+  for (auto [nx, ny] : {std::pair{12, 10}, std::pair{16, 9}})
+    for (bool classic : {true, false})
+      for (const Taus& t : stages) {
+        SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + (classic ? ", classic" : ", low storage") +
+                     ", dS " + std::to_string(t.dS) + (t.last ? ", last" : ""));
+        const int nxh = nx / 2 + 1;
+        const SpectralShape<double> s{nx, ny, nxh, 2 * M_PI / 2.0, 2 * M_PI / 3.0, 1.0 / nxh, 0, false, 1.0 / ny};
+        const DealiasMask<double> mask{true};
+        const LinearOperator<double> lin{LinearCoefficients{1e-2, 2, 0.1, 1e-3, 1, 0.7}};
+        const auto F = random_half(s, mask, 3, true);
+        const auto S0 = random_half(s, mask, 1, true), W0 = random_half(s, mask, 2, true);
+        const auto A0 = random_half(s, mask, 4, false), B0 = random_half(s, mask, 5, false);
+        struct Run {
+          std::vector<Complex<double>> S, W, A, B;
+        };
+        const auto stage_on = [&](Run& r) {
+          return FusedStage<double>{s,         mask, lin,  1.0 / (nx * ny), false,   0.01,
+                                    t.dS,      1.0 / 6,    t.last,          t.d_final, t.dW,  t.dK,
+                                    0.5,       classic && t.save_w,         false,   F.data(),
+                                    classic ? r.W.data() : nullptr,          r.S.data(), r.A.data(),
+                                    r.B.data(), nullptr,    nullptr};
+        };
+        Run flat{S0, W0, A0, B0};
+        const FusedStage<double> natural = stage_on(flat);
+        for (std::size_t idx = 0; idx < S0.size(); ++idx) natural(idx);
+        for (bool early : {false, true}) {
+          SCOPED_TRACE(early ? "propagators with the reads" : "propagators in the stage");
+          Run tile{S0, W0, A0, B0};
+          StageOfColumns<double> op{stage_on(tile), SpectralSumsOfMode<double>{s, lin, tile.S.data(), F.data()},
+                                    false, 0, 0};
+          op.early_propagators = early;
+          for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nxh; ++i) {
+              const std::size_t idx = std::size_t(j) * nxh + i;
+              const auto x = op.ahead(i, j);
+              op(i, j, tile.A[idx], tile.B[idx], x);
+            }
+          const auto same = [](const std::vector<Complex<double>>& x, const std::vector<Complex<double>>& y,
+                               const char* what) {
+            for (std::size_t k = 0; k < x.size(); ++k)
+              ASSERT_TRUE(x[k].re == y[k].re && x[k].im == y[k].im) << what << ", index " << k;
+          };
+          same(tile.S, flat.S, "S");
+          same(tile.W, flat.W, "W");
+          same(tile.A, flat.A, "u");
+          same(tile.B, flat.B, "v");
+        }
+        double moved = 0;  // the stage did something
+        for (std::size_t k = 0; k < S0.size(); ++k) moved = std::max(moved, std::abs(flat.S[k].re - S0[k].re));
+        EXPECT_GT(moved, 0.0);
+      }
+}
+
 // The evaluation's inputs as a pair (PackedVelocity) and the products back as half spectra
 // (UnpackPair) against their definitions.
 TEST(ComplexPairs, VelocityAndUnpackMatchTheHalfSpectra) {
