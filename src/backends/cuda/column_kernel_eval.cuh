@@ -93,10 +93,10 @@ struct ColumnShape {
   //! The stage's propagators at a mode are computed with its reads (StageOfColumns::
   //! early_propagators: after they are asked for, while they are on their way), not in the
   //! stage's arithmetic after them: single precision's pairs of a constant length and its quads.
-  //! With dif_frequency's constant count, 8192^2 7.22 -> 7.01-7.03 ms a step (the column stage
-  //! kernel 1,022 -> 976 us), 4096^2 1.73 -> 1.69, 2048^2 0.471 -> 0.463. In double precision
-  //! they gained 0.5% at most alone, and with dif_frequency's constant count lost 5% at 4096^2
-  //! and 0.8% at 8192^2 (H200, "The stage's propagators with its reads").
+  //! With dif_frequency's constant count, 8192^2 7.16 -> 6.95-6.96 ms a step (the column stage
+  //! kernel 1,013 -> 963 us), 4096^2 1.73 -> 1.69. In double precision they gained 0.6% at most
+  //! alone, and with dif_frequency's constant count lost 5% at 4096^2 and 0.8% at 8192^2 (H200,
+  //! "The stage's arithmetic at a mode; its propagators with its reads").
   bool early_propagators;
 };
 template <class Real>
