@@ -310,6 +310,9 @@ struct KeptSums {
   SpectralSumsOfMode<Real> sums;
 
   CASCADE_HD void set_linear(const LinearCoefficients& c) { sums.set_linear(c); }
+  //! Whether row j has kept modes (that of kx = 0 is kept where any is): the rows the
+  //! dealiasing removes, a third under the 2/3 rule, are not visited.
+  CASCADE_HD bool row_kept(int j) const { return mask.keep(sums.s, 0, j); }
   CASCADE_HD SpectralSums at(int i, int j, int m) const {
     const SpectralShape<Real>& s = sums.s;
     const std::size_t row = std::size_t(m) * std::size_t(s.ny) + std::size_t(j);

@@ -65,15 +65,18 @@ __global__ void __launch_bounds__(BLOCK) for_each_sum_kernel(std::size_t n, Fn f
 //! (blockIdx.y; its coefficients each[member] where `each` is given): rows blockIdx.x,
 //! blockIdx.x + gridDim.x, ..., the threads along a row, summed per block as for_each_sum_kernel
 //! does. No flat index is split into (i, j) (a 64-bit integer through double and back, a mode),
-//! and the columns past `columns` are not visited. A step not taken (the clock's go) adds nothing.
+//! and the columns past `columns` and the rows without a kept mode (f.row_kept) are not
+//! visited. A step not taken (the clock's go) adds nothing.
 template <int BLOCK, class R, class Fn>
 __global__ void __launch_bounds__(BLOCK) row_sum_kernel(int rows, int columns, Fn f, const StepClock* clock,
                                                         const LinearCoefficients* each, R* d_partials) {
   R acc{};
   if (!clock || clock->go) {
     if (each) f.set_linear(each[blockIdx.y]);
-    for (int j = blockIdx.x; j < rows; j += gridDim.x)
+    for (int j = blockIdx.x; j < rows; j += gridDim.x) {
+      if (!f.row_kept(j)) continue;
       for (int i = threadIdx.x; i < columns; i += BLOCK) acc = acc + f.at(i, j, int(blockIdx.y));
+    }
   }
   store_block_partial<BLOCK>(acc, d_partials);
 }
