@@ -152,11 +152,11 @@ CASCADE_HD inline void dft(Cx<Real> (&x)[R]) {
 //! to 8192^2 and 4% at 512^2: docs/performance.md, "The row kernel of large grids"); in single
 //! precision from the table (squaring's error failed the row kernel's 4e-6 against the plain
 //! transforms at 1024 points, and lost 128^2 ensembles 3%).
+//! w1: the first factor, tw[n1 step mod n] (first_twiddle).
 template <int R, int SIGN, class Real>
-CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], const Cx<Real>* tw, int n, int step, int n1) {
+CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], Cx<Real> w1, const Cx<Real>* tw, int n, int step, int n1) {
   constexpr bool kSquare = sizeof(Real) == sizeof(double);
   const int mask = n - 1;
-  const Cx<Real> w1 = tw[(n1 * step) & mask];
   Cx<Real> w2 = w1, w4 = w1, w8 = w1;
   if (kSquare && R > 4) {
     w2 = mul(w1, w1);
@@ -171,6 +171,21 @@ CASCADE_UNROLL
     x[q] = SIGN > 0 ? mul(x[q], w) : mul_conj(x[q], w);
   }
 }
+
+//! The first twiddle factor of the butterfly at n1 of a stage over blocks of 2^l points (1
+//! where M = 1: none). In double precision the butterflies ask for it before they gather their
+//! points, so that the table's load (global memory) is on its way with theirs (a first stage of
+//! radix 2, whose DFT is one addition, waited for it: ncu of the single 8192-point rows, 6.5% of
+//! the row kernel's stall samples at its first use): 8192^2 0.8% faster a step, 4096^2 1%, 2048^2
+//! 0.6%. In single precision, where the row kernels of 512 threads hold 64 registers, that of
+//! 8192 points spilled and took 1% longer; there it is read where it is used (H200,
+//! docs/performance.md, "The butterflies' first twiddle early").
+template <class Real>
+CASCADE_HD inline Cx<Real> first_twiddle(const Cx<Real>* tw, int n, int l, int M, int n1) {
+  return M > 1 ? tw[(n1 * (n >> l)) & (n - 1)] : Cx<Real>{Real(1), Real(0)};
+}
+template <class Real>
+constexpr bool kTwiddleFirst = sizeof(Real) == sizeof(double);
 
 //! Butterfly t of a decimation-in-frequency stage (exponent +1: the inverse transform) over
 //! blocks of length L = 2^l = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
@@ -195,6 +210,8 @@ template <int R, class Layout = Padded, class Real, class In>
 CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
   const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
+  Cx<Real> w1{};
+  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1);
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) x[j] = in(base + M * j);
@@ -202,7 +219,7 @@ CASCADE_UNROLL
   Cx<Real> y[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
-  if (M > 1) twiddle<R, +1>(y, tw, n, n >> l, n1);
+  if (M > 1) twiddle<R, +1>(y, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1), tw, n, n >> l, n1);
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) s[Layout::at(base + M * q)] = y[q];
 }
@@ -219,10 +236,12 @@ template <int R, class Layout = Padded, class Real, class Out>
 CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, const Out& out) {
   const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
+  Cx<Real> w1{};
+  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1);
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) x[q] = s[Layout::at(base + M * q)];
-  if (M > 1) twiddle<R, -1>(x, tw, n, n >> l, n1);
+  if (M > 1) twiddle<R, -1>(x, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1), tw, n, n >> l, n1);
   dft<R, -1>(x);
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
