@@ -177,7 +177,7 @@ CASCADE_UNROLL
 //! points, so that the table's load (global memory) is on its way with theirs (a first stage of
 //! radix 2, whose DFT is one addition, waited for it: ncu of the single 8192-point rows, 6.5% of
 //! the row kernel's stall samples at its first use): 8192^2 0.8% faster a step, 4096^2 1%, 2048^2
-//! 0.6%. In single precision, where the row kernels of 512 threads hold 64 registers, that of
+//! 0.8%. In single precision, where the row kernels of 512 threads hold 64 registers, that of
 //! 8192 points spilled and took 1% longer; there it is read where it is used (H200,
 //! docs/performance.md, "The butterflies' first twiddle early").
 template <class Real>
