@@ -432,6 +432,10 @@ CASCADE_HD inline Cx<Real> z_spectrum(const Cx<Real>* a_row, const Cx<Real>* b_r
 //! transform back; the parts but the last wait in `spill` (global memory, the block's own; it
 //! stays in L2), and the last forward stage, radix split again, is folded into the stores:
 //! W[k] = sum_q exp(-2 pi i q k / n) w_q[k mod M].
+//! A row of two parts may instead go over a pair of blocks (a cluster of two on the GPU, run_pair),
+//! block q doing part q at the same time as its partner: no spill, and the store, after both
+//! parts are done, takes half of the columns each, reading the other part from the partner's
+//! shared memory (distributed shared memory).
 template <class Real>
 struct RowPhases {
   int n;      //!< points in a row, a power of two
@@ -491,6 +495,23 @@ struct RowPhases {
     }
     return MaxOp<Real>::identity();
   }
+  //! Phase `p` of part `part` of a row of two parts over a pair of blocks, the partner's shared
+  //! memory at `partner`: part_phases() of them, run()'s phases of that part between the load by
+  //! pairs of positions (load_halves) and the store of half the columns (pair_store), which takes
+  //! the spill's place. Its kernel (row_pair_kernel) calls it alone; run() stays the one-part
+  //! and in-turn kernels' (docs/performance.md, "Columns of 16384 points over quads, rows over
+  //! pairs of blocks").
+  CASCADE_HD Real run_pair(int p, int part, const Cx<Real>* partner, int t0, int dt, const Cx<Real>* a_in,
+                           const Cx<Real>* b_in, Cx<Real>* a_out, Cx<Real>* b_out) const {
+    const int len = 1 << m, a = inverse_stages();
+    if (p == 0) load_halves(part, t0, dt, a_in, b_in);
+    else if (p <= a) stage<true>(stage_bits(p - 1), s, tw, n, len, stage_log2_length(p - 1), t0, dt);
+    else if (p == a + 1) return middle_pass(rb, s, len, t0, dt, speed);
+    else if (p <= 2 * a + 1)
+      stage<false>(stage_bits(2 * a + 1 - p), s, tw, n, len, stage_log2_length(2 * a + 1 - p), t0, dt);
+    else pair_store(part, partner, t0, dt, a_out, b_out);
+    return MaxOp<Real>::identity();
+  }
 
  private:
   //! Inverse stage i (before the middle): its radix as log2, and its block length.
@@ -512,6 +533,39 @@ struct RowPhases {
         y = add(y, mul(z_spectrum(a_in, b_in, n, kept, k), tw[(q * k) & (n - 1)]));
       }
       s[Padded::at(j)] = y;
+    }
+  }
+  //! The load of part q of a row of two parts: y_q[j] = (Z[j] + (-1)^q Z[j + M]) w^(q j), w =
+  //! exp(2 pi i / n), M = 2^m, for the positions j and M - j at once from the columns j and M - j
+  //! (Z[j + M] = Z[n - (M - j)]), each read once (w^(q (M - j)) = -conj(w^(q j)) for q = 1); a
+  //! thread's reads of F positions asked for before the first is placed.
+  CASCADE_HD void load_halves(int q, int t0, int dt, const Cx<Real>* a_in, const Cx<Real>* b_in) const {
+    constexpr int F = 2;
+    const int len = 1 << m;
+    const Cx<Real> zero{Real(0), Real(0)};
+    for (int j0 = t0; j0 <= len / 2; j0 += F * dt) {
+      Cx<Real> Aj[F], Bj[F], Ai[F], Bi[F];
+      CASCADE_UNROLL
+      for (int u = 0; u < F; ++u) {
+        // i = M - j; j = 0: none (i = M, whose Z[M] and Z[n] the rule removes).
+        const int j = j0 + u * dt, i = len - j;
+        const bool has_j = j <= len / 2 && j < kept, has_i = j > 0 && j <= len / 2 && i < kept;
+        Aj[u] = has_j ? a_in[j] : zero, Bj[u] = has_j ? b_in[j] : zero;
+        Ai[u] = has_i ? a_in[i] : zero, Bi[u] = has_i ? b_in[i] : zero;
+      }
+      CASCADE_UNROLL
+      for (int u = 0; u < F; ++u) {
+        const int j = j0 + u * dt, i = len - j;
+        if (j > len / 2) break;
+        const Cx<Real> zj = j == 0 ? Cx<Real>{Aj[u].re, Bj[u].re} : z_positive(Aj[u], Bj[u]);
+        const Cx<Real> zjm = z_negative(Ai[u], Bi[u]);
+        const Cx<Real> w = q ? tw[j] : Cx<Real>{Real(1), Real(0)};
+        s[Padded::at(j)] = mul(q ? sub(zj, zjm) : add(zj, zjm), w);
+        if (j > 0) {
+          const Cx<Real> zi = z_positive(Ai[u], Bi[u]), zim = z_negative(Aj[u], Bj[u]);  // Z[M - j], Z[n - j]
+          s[Padded::at(i)] = q ? mul(sub(zi, zim), Cx<Real>{-w.re, w.im}) : add(zi, zim);
+        }
+      }
     }
   }
   //! The load folded into the first inverse stage (rows of one part): each butterfly gathers
@@ -560,6 +614,20 @@ struct RowPhases {
   }
   CASCADE_HD void store(int t0, int dt, Cx<Real>* a_out, Cx<Real>* b_out) const {
     for (int k = t0; k < kept; k += dt) put(a_out, b_out, k, spectrum(k), spectrum((n - k) & (n - 1)));
+  }
+  //! The store of a row over a pair of blocks: block q takes the columns k = q dt + t0 + 2 dt i,
+  //! W[k] = w_0[k] + conj(w^k) w_1[k] and W[n - k] = w_0[M - k] + w^k w_1[M - k] (k < kept < M;
+  //! w_1 or w_0 the partner's).
+  CASCADE_HD void pair_store(int part, const Cx<Real>* partner, int t0, int dt, Cx<Real>* a_out,
+                             Cx<Real>* b_out) const {
+    const int len = 1 << m;
+    const Cx<Real>* s0 = part == 0 ? s : partner;
+    const Cx<Real>* s1 = part == 1 ? s : partner;
+    for (int k = part * dt + t0; k < kept; k += 2 * dt) {
+      const int j = Padded::at(k), i = Padded::at((len - k) & (len - 1));
+      const Cx<Real> w = tw[k], w0 = s0[j], w1 = s1[j], r0 = s0[i], r1 = s1[i];
+      put(a_out, b_out, k, add(w0, mul_conj(w1, w)), add(r0, mul(r1, w)));
+    }
   }
   //! The store folded into the last forward stage (rows of one part; the decimation in time that
   //! undoes the first inverse stage, radix R over the whole row, M = n / R butterflies):

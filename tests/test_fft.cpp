@@ -291,9 +291,11 @@ namespace {
 //! C2R of two half spectra, Basdevant's products, and the R2C of the products, kept columns.
 //! fold: the load folded into the first inverse stage (RowPhases::fold); `out`, where given,
 //! gets the products' half spectra as the phases left them (a's kept columns, then b's).
+//! `pair` (split 2): the parts over a pair of blocks (RowPhases::part), each phase run by both
+//! blocks' threads before the next, block 1's first, as between the pair's barriers.
 template <class Real>
 void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4, int flight = 4, bool fold = false,
-                        bool fold_store = false, std::vector<Complex<Real>>* out = nullptr) {
+                        bool fold_store = false, std::vector<Complex<Real>>* out = nullptr, bool pair = false) {
   using C = Complex<Real>;
   const int kept = (n - 1) / 3 + 1;
   int m = 0;
@@ -354,12 +356,26 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   ph.fold = fold;
   ph.fold_store = fold_store;
   ASSERT_EQ(ph.split(), split);
+  // A pair: block q does part q in its own shared memory, the partner's the other's.
+  std::vector<C> s1(s.size(), C{Real(7), Real(7)});
+  row_fft::RowPhases<Real> blocks[2] = {ph, ph};
+  if (pair) {
+    ASSERT_EQ(split, 2);
+    blocks[1].s = s1.data();
+    for (auto& b : blocks) b.spill = nullptr;  // a pair spills nothing
+  }
   std::vector<C> a_out = a, b_out = b;  // in place, as on the GPU
   const int threads = len >> rb;
   Real rate = MaxOp<Real>::identity();
-  for (int p = 0; p < ph.count(); ++p)
-    for (int t = 0; t < threads; ++t)
-      rate = MaxOp<Real>()(rate, ph.run(p, t, threads, a_out.data(), b_out.data(), a_out.data(), b_out.data()));
+  const int phases = pair ? ph.part_phases() : ph.count();
+  for (int p = 0; p < phases; ++p)
+    for (int i = pair ? 1 : 0; i >= 0; --i)
+      for (int t = 0; t < threads; ++t) {
+        C* const ao = a_out.data();
+        C* const bo = b_out.data();
+        rate = MaxOp<Real>()(rate, pair ? blocks[i].run_pair(p, i, blocks[1 - i].s, t, threads, ao, bo, ao, bo)
+                                        : ph.run(p, t, threads, ao, bo, ao, bo));
+      }
 
   double err = 0;
   for (int k = 0; k < kept; ++k) {
@@ -367,7 +383,8 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
     err = std::max(err, double(std::abs(std::complex<long double>(b_out[k].re, b_out[k].im) - q_ref[k])));
   }
   EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split << ", radix bits " << rb << ", flight "
-                                       << flight << ", fold " << fold << ", store folded " << fold_store;
+                                       << flight << ", fold " << fold << ", store folded " << fold_store << ", pair "
+                                       << pair;
   if (out) {
     *out = a_out;
     out->insert(out->end(), b_out.begin(), b_out.end());
@@ -459,15 +476,18 @@ TEST(RowFft, HostEmulationStoreFoldedIntoTheLastStage) {
 }
 
 TEST(RowFft, HostEmulationSplitRows) {
-  // Rows longer than the transform in shared memory: in 2 or 4 parts.
+  // Rows longer than the transform in shared memory: in 2 or 4 parts, and 2 over a pair of blocks.
   for (int split : {2, 4})
     for (int n : {64, 512, 2048}) check_row_products<double>(n, 17u + n + split, 1e-13, split);
   check_row_products<float>(1024, 19u, 2e-6, 4);
+  for (int n : {64, 512, 2048}) check_row_products<double>(n, 71u + n, 1e-13, 2, 4, 4, false, false, nullptr, true);
+  check_row_products<float>(1024, 73u, 2e-6, 2, 4, 4, false, false, nullptr, true);
 }
 
 TEST(RowFft, HostEmulationLargestRows) {
   check_row_products<double>(8192, 3u, 1e-13);
   check_row_products<double>(16384, 4u, 1e-13, 2);
+  check_row_products<double>(16384, 6u, 1e-13, 2, 4, 4, false, false, nullptr, true);
   check_row_products<float>(16384, 5u, 4e-6);
 }
 
@@ -834,9 +854,9 @@ TEST(ColumnFft, HostEmulationSwizzled) {
 
 TEST(ColumnFft, HostEmulationQuadOfBlocks) {
   // A tile over four blocks, by field and the parity of y, the halves joined at each mode
-  // (ColumnPhases kQuad): columns of 8192 points as the GPU takes them (ColumnShape::quad), in
-  // double two a tile, in single four; short columns in both layouts, past the kept columns,
-  // and a thread several butterflies.
+  // (ColumnPhases kQuad): columns of 8192 and 16384 points as the GPU takes them
+  // (ColumnShape::quad), in double two and one a tile, in single four and two; short columns in
+  // both layouts, past the kept columns, and a thread several butterflies.
   using Swz = row_fft::Swizzled;
   using Pad = row_fft::Padded;
   check_column_passes<double, Swz, true>(8192, 2, 2, 100u, 1e-13, 512, 4, true);
@@ -845,6 +865,8 @@ TEST(ColumnFft, HostEmulationQuadOfBlocks) {
   check_column_passes<double, Pad, true>(1024, 4, 3, 103u, 1e-13, 64, 4, true);
   check_column_passes<float, Pad, true>(2048, 4, 4, 104u, 2e-6, 256, 4, true);
   check_column_passes<float, Swz, true>(8192, 4, 3, 105u, 2e-6, 512, 4, true);
+  check_column_passes<double, Swz, true>(16384, 1, 1, 106u, 1e-13, 512, 4, true);
+  check_column_passes<float, Swz, true>(16384, 2, 1, 107u, 2e-6, 512, 4, true);
 }
 
 // Both layouts put the points that a radix-16 (or smaller) stage's threads take at once on

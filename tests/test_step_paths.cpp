@@ -141,11 +141,13 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
   }
   rows_and_columns_agree<float>(deck(base + "rk4}\n"), 30, 1e-4);
   // Rows of 512 points (radix 8) and columns of 128 (radix 16 in double), and the other way;
-  // columns of 2048, 4096 and 8192 points (on compute capability 9.0 over pairs of blocks, one
-  // field each, their length a constant: tiles of two columns on 256 and 512 threads; 8192 over
-  // quads of blocks, by field and the parity of y, two columns a tile, the last with one of the
-  // eleven kept), tiles of 32 columns of 16, rows of 16 points; rows of 4096 points, more than
-  // the blocks (staged on compute capability 9.0: RowProductsMatchThePlainTransforms).
+  // columns of 2048, 4096, 8192 and 16384 points (on compute capability 9.0 over pairs of
+  // blocks, one field each, their length a constant: tiles of two columns on 256 and 512
+  // threads; 8192 and 16384 over quads of blocks, by field and the parity of y, two columns a
+  // tile, the last with one of the eleven kept, and one), tiles of 32 columns of 16, rows of 16
+  // points; rows of 4096 points, more than the blocks (staged on compute capability 9.0:
+  // RowProductsMatchThePlainTransforms), and of 16384 (on compute capability 9.0 over pairs of
+  // blocks, else in parts).
   struct Case {
     const char* grid;
     double nu;
@@ -156,6 +158,8 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
                         Case{"{nx: 32, ny: 2048, ly: 16.0}", 1e-3, 2, 4, 4, 20},
                         Case{"{nx: 64, ny: 4096, ly: 16.0}", 1e-3, 2, 4, 2, 20},
                         Case{"{nx: 32, ny: 8192, ly: 64.0}", 1e-3, 2, 4, 3, 10},
+                        Case{"{nx: 16, ny: 16384, ly: 128.0}", 1e-3, 2, 4, 12, 10},
+                        Case{"{nx: 16384, ny: 64, ly: 1.0}", 1e-3, 2, 4, 13, 6},
                         Case{"{nx: 16, ny: 16}", 1e-2, 2, 2, 2, 50},
                         Case{"{nx: 4096, ny: 512, ly: 0.125}", 5e-4, 4, 6, 7, 8}}) {
     SCOPED_TRACE(k.grid);
@@ -166,12 +170,11 @@ TEST(SolverCpuGpu, RowsAndColumnsAgree) {
         k.steps, 1e-10);
   }
   // Single precision's pairs: columns of 4096 points, tiles of four (two butterflies a thread of
-  // 512), and of 8192 over quads of blocks, four a tile, the last with three of the eleven kept
-  // (their length a constant); and the pairs' kernels that read it at run time
-  // (ColumnKernelEval::kernel_for): columns of 16384 points, one a tile on 512 threads, and of
-  // 2048, two a tile (of six kept) on 256; rows of 8192 points, staged, on
-  // square cells (on a strip 0.0625 wide the transfer differed from the CPU's by 3.9e-3, rows
-  // staged or not, against 4.2e-5 here: H200).
+  // 512), of 8192 over quads of blocks, four a tile, the last with three of the eleven kept, and
+  // of 16384, two a tile of the six kept (their length a constant); and the pairs' kernels that
+  // read it at run time (ColumnKernelEval::kernel_for): columns of 2048, two a tile (of six
+  // kept) on 256; rows of 8192 points, staged, on square cells (on a strip 0.0625 wide the
+  // transfer differed from the CPU's by 3.9e-3, rows staged or not, against 4.2e-5 here: H200).
   struct Single {
     const char* grid;
     int seed, steps;

@@ -33,8 +33,8 @@ StepDevice gpu(std::size_t free_bytes = std::size_t(60) << 30) {
   return d;
 }
 //! An A100-like GPU: no clusters, so no pairs of blocks; columns up to 4096 points in double.
-StepDevice no_pairs() {
-  StepDevice d = gpu();
+StepDevice no_pairs(std::size_t free_bytes = std::size_t(60) << 30) {
+  StepDevice d = gpu(free_bytes);
   d.column_pairs = false;
   d.column_shared_bytes = std::size_t(68) << 10;  // both fields' column of 2048 points in double
   d.shared_optin_bytes = 163 << 10;
@@ -77,8 +77,8 @@ const AutoCase kAuto[] = {
     {problem(256, 256, D, gpu(), false), plan(S::Plain, L::Off, true)},
     {problem(256, 256, D, gpu(), true, false), plan(S::Plain, L::Off, true)},
     {problem(256, 192, D, gpu()), plan(S::Plain, L::Off, true)},
-    // One grid from 2048^2 to 8192^2 (each side), rows and columns where the column kernel's
-    // tiles split over pairs of blocks; else the row kernel.
+    // One grid from 2048^2 to 8192^2 (each side; to 16384 in double), rows and columns where the
+    // column kernel's tiles split over pairs of blocks; else the row kernel.
     {problem(1024, 1024, D, gpu()), plan(S::Rows, L::Off, false)},
     {problem(2048, 2048, D, gpu()), plan(S::RowsColumns, L::Off, false)},
     {problem(4096, 4096, D, gpu()), plan(S::RowsColumns, L::Off, false)},
@@ -90,7 +90,9 @@ const AutoCase kAuto[] = {
     {problem(8192, 8192, D, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(2048, 2048, F, gpu()), plan(S::RowsColumns, L::Off, false)},
     {problem(2048, 2048, F, no_pairs()), plan(S::Rows, L::Off, false)},
-    {problem(16384, 16384, D, gpu()), plan(S::ComplexPairs, L::All, false)},
+    {problem(16384, 16384, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(16384, 2048, D, gpu()), plan(S::RowsColumns, L::Off, false)},
+    {problem(16384, 16384, D, no_pairs()), plan(S::ComplexPairs, L::All, false)},
     {problem(32768, 32768, D, gpu()), plan(S::ComplexPairs, L::All, false)},
     {problem(1024, 1024, F, gpu()), plan(S::Rows, L::Off, false)},
     {problem(4096, 4096, F, gpu()), plan(S::RowsColumns, L::Off, false)},
@@ -98,14 +100,16 @@ const AutoCase kAuto[] = {
     {problem(8192, 2048, F, gpu()), plan(S::RowsColumns, L::Off, false)},
     {problem(8192, 8192, F, no_pairs()), plan(S::Rows, L::Off, false)},
     {problem(16384, 16384, F, gpu()), plan(S::Plain, L::Off, false)},
-    // nx decides the row kernel, points the rest.
-    {problem(8192, 16384, D, gpu()), plan(S::Rows, L::Off, false)},
+    // nx decides the row kernel, points the rest (where the columns cannot pair: else rows and
+    // columns, up to 16384 a side in double).
+    {problem(8192, 16384, D, no_pairs()), plan(S::Rows, L::Off, false)},
+    {problem(8192, 16384, D, gpu()), plan(S::RowsColumns, L::Off, false)},
     {problem(16384, 1024, D, gpu()), plan(S::Pruned, L::Off, true)},
-    {problem(16384, 4096, D, gpu()), plan(S::Plain, L::All, false)},
+    {problem(16384, 4096, D, no_pairs()), plan(S::Plain, L::All, false)},
     {problem(8192, 4096, D, gpu(), false), plan(S::Plain, L::Store, false)},
     {problem(512, 8192, D, gpu()), plan(S::Pruned, L::Off, true)},
     // Where the complex plan's work area does not fit: the real transforms with callbacks.
-    {problem(16384, 16384, D, gpu(std::size_t(1) << 30)), plan(S::Plain, L::All, false)},
+    {problem(16384, 16384, D, no_pairs(std::size_t(1) << 30)), plan(S::Plain, L::All, false)},
     // nx not a power of two: no row kernel.
     {problem(3072, 3072, D, gpu()), plan(S::Pruned, L::Off, true)},
     {problem(1536, 1536, D, gpu()), plan(S::Plain, L::Off, true)},
@@ -247,15 +251,15 @@ TEST(StepPlan, ImpossibleRequestsAreRefused) {
        "run.step_transforms: rows-columns needs nx a power of two from 16 to 65536"},
       {problem(256, 256, D, cpu()), "rows-columns", "auto",
        "run.step_transforms: rows-columns needs the cuda backend on one GPU"},
-      {problem(16384, 16384, D,
+      {problem(32768, 32768, D,
                [] {
                  StepDevice d = gpu();
-                 d.column_shared_bytes = std::size_t(272) << 10;  // 16384 points of one field in double
+                 d.column_shared_bytes = std::size_t(544) << 10;  // 32768 points of one field in double
                  return d;
                }()),
        "rows-columns", "auto",
-       "run.step_transforms: rows-columns needs a column of ny points in a block's shared memory (one field's: ny "
-       "up to 8192 in double, 16384 in single on an H100; both fields' below compute capability 9.0)"},
+       "run.step_transforms: rows-columns needs a column of ny points in a block's shared memory (one field's, or "
+       "half of one over four blocks: ny up to 16384 on an H100; both fields' below compute capability 9.0)"},
       {problem(256, 256, D, gpu()), "rows-columns", "store",
        "run.fft_callbacks: store has no cuFFT transform to go in (rows and columns run none)"},
   };

@@ -63,7 +63,7 @@ struct StepPlan {
 struct StepDevice {
   enum class Kind { Cpu, Cuda, Slabs } kind = Kind::Cpu;
   std::size_t row_shared_bytes = 0;    //!< CUDA: shared memory the row kernel needs a block
-  std::size_t column_shared_bytes = 0;  //!< CUDA: the column kernel's least (one column; one field's where blocks pair)
+  std::size_t column_shared_bytes = 0;  //!< CUDA: the column kernel's least (a column; in pairs a field's, quads half)
   bool column_pairs = false;            //!< CUDA: the column kernel can split a tile over a pair of blocks (clusters)
   std::size_t shared_optin_bytes = 0;  //!< CUDA: the most a block may have (sharedMemPerBlockOptin)
   std::size_t free_bytes = 0;          //!< CUDA: free device memory now

@@ -378,8 +378,8 @@ std::vector<DeckKey> make_table() {
                "by row, needs `dealias: two-thirds`); `complex-pairs` (cuda: u + i v through one complex transform "
                "each way, needs `nonlinear: basdevant`); `rows-columns` (cuda: the row kernel and a column kernel with the "
                "stage inside, no cuFFT; needs `nonlinear: basdevant`, `dealias: two-thirds`, nx and ny powers of two "
-               "from 16, ny up to 8192 in double and 16384 in single on an H100, 4096 and 8192 before compute "
-               "capability 9.0). A choice the run cannot make is refused (exit 2)"})
+               "from 16, ny up to 16384 on an H100, 4096 in double and 8192 in single before compute capability "
+               "9.0). A choice the run cannot make is refused (exit 2)"})
       .choice("fft_callbacks", &RunConfig::fft_callbacks, kFftCallbacks,
               {"cuFFT callbacks folding the dealiasing into the step's transforms (cuda on one GPU)", "",
                "`auto`: the tuning table's level for the strategy",

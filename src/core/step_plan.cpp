@@ -120,8 +120,8 @@ std::string cannot_run(Strategy s, const StepProblem& p, bool asked) {
       if (!power_of_two(p.ny, 16, 65536)) return "needs ny a power of two from 16 to 65536";
       if (d.row_shared_bytes > d.shared_optin_bytes) return "needs more shared memory a block than this GPU has";
       if (d.column_shared_bytes > d.shared_optin_bytes)
-        return "needs a column of ny points in a block's shared memory (one field's: ny up to 8192 in double, "
-               "16384 in single on an H100; both fields' below compute capability 9.0)";
+        return "needs a column of ny points in a block's shared memory (one field's, or half of one over four "
+               "blocks: ny up to 16384 on an H100; both fields' below compute capability 9.0)";
       return "";
     }
     case Strategy::ComplexPairs: {
@@ -210,8 +210,12 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
     // 4096^2 (0.90, 3.67-3.69) and cannot run at 8192^2. Single precision since its tiles take
     // two butterflies a thread and the work fields' rows start a sector (column_kernel_eval.cuh;
     // the same day): 0.492-0.502 against 0.540 at 2048^2, 1.77 against 2.01 at 4096^2,
-    // 8.97-8.98 against 10.27 at 8192^2.
-    const auto large_side = [](int n) { return n >= 2048 && n <= 8192; };
+    // 8.97-8.98 against 10.27 at 8192^2. In double up to 16384 a side, whose columns go over
+    // quads of blocks and rows over pairs of blocks (H200, 2026-11-30, rk4: 16384^2 62.90-63.15
+    // against 85.26-85.40 ms a step with complex pairs; in single 38.2-38.3 against the plain
+    // transforms' 38.5-38.8 launched by the host but 40.0 against 38.8 on the device, not taken).
+    const int longest = p.precision == Precision::Double ? 16384 : 8192;
+    const auto large_side = [longest](int n) { return n >= 2048 && n <= longest; };
     const bool large = p.members <= 1 && p.device.column_pairs && large_side(p.nx) && large_side(p.ny);
     if ((small || large) && no_callbacks && cannot_run(Strategy::RowsColumns, p, false).empty()) {
       plan.strategy = Strategy::RowsColumns;
@@ -219,7 +223,8 @@ StepPlan plan_step(const StepProblem& p, const StepRequest& req) {
       plan.batched = false;
       plan.why = p.members > 1 ? "auto, rows and columns for an ensemble of grids up to 256^2 (512^2 in double), from "
                                  "1024^2 points in all or 128^2 a member in double"
-                 : large ? "auto, rows and columns for a grid from 2048^2 to 8192^2, tiles over pairs of blocks"
+                 : large ? "auto, rows and columns for a grid from 2048^2 to 8192^2 (16384^2 in double), tiles "
+                           "over pairs of blocks"
                          : "auto, rows and columns for a grid from 128^2 to 256^2 (512^2 in double)";
     } else if (p.members > 1 && r->strategy == Strategy::Plain &&
                cannot_run(Strategy::ComplexPairs, p, false).empty()) {

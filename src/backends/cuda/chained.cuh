@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <utility>
 
+#include <cooperative_groups.h>
+
 #include "backends/cuda/cuda_check.hpp"
 
 namespace cascade {
@@ -34,6 +36,17 @@ __device__ __forceinline__ void wait_for_previous() {
 __device__ __forceinline__ void let_next_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+//! The barrier of a pair of blocks (a cluster of two, or four: compute capability 9.0 and
+//! later): every thread of the cluster has arrived, and the writes of all to shared memory are
+//! seen by all.
+__device__ __forceinline__ void pair_barrier() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#else
+  __trap();  // never launched below 9.0 (ColumnKernelEval::make, RowKernelEval::make)
 #endif
 }
 

@@ -79,11 +79,15 @@ struct ColumnShape {
   //! 13.50-13.53 -> 12.46-12.51 ms a step (launched by the host; the stage kernel 2,228 -> 1,900
   //! us), in single 8.09-8.12 -> 7.28-7.29, though 30 clusters of four run at once on an H200,
   //! 120 of its 132 multiprocessors (docs/performance.md, "Columns of 8192 points over four
-  //! blocks" and the section after it).
+  //! blocks" and the section after it). And the columns of 16384 points, whose column of a field
+  //! fills two blocks in double: a tile as many columns as a block of the four holds, one in
+  //! double and two in single (16 bytes of a row); with the rows over pairs of blocks, 16384^2 in
+  //! double 85.26-85.40 ms a step with complex pairs -> 62.90-63.15 (docs/performance.md,
+  //! "Columns of 16384 points over quads, rows over pairs of blocks").
   bool quad;
   //! The budget's sums are not the stage kernel's but a pass over S of their own before it
-  //! (ColumnKernelEval::sums_apart, cuda_launch::row_sum_kernel): the pairs of 8192 points
-  //! (quads) and double precision's of 4096, whose stage kernels with the sums held 128
+  //! (ColumnKernelEval::sums_apart, cuda_launch::row_sum_kernel): the pairs of 8192 and 16384
+  //! points (quads) and double precision's of 4096, whose stage kernels with the sums held 128
   //! registers and spilled. 8192^2 in double 12.51-12.55 -> 12.00 ms a step, in single
   //! 7.28-7.29 -> 7.22-7.23, 4096^2 in double 2.53-2.55 -> 2.50-2.51; the pass lost where the
   //! sums cost the stage kernel less: 2048^2 in both precisions (double 0.616 -> 0.621 ms on the
@@ -102,13 +106,13 @@ struct ColumnShape {
 template <class Real>
 constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
   constexpr bool kDouble = std::is_same_v<Real, double>;
-  const bool long_pair = pair && (m == 12 || m == 13), quad = pair && m == 13;
+  const bool long_pair = pair && (m == 12 || m == 13), quad = pair && (m == 13 || m == 14);
   return {(kDouble && long_pair) || quad,
           !(kDouble && pair && m == 12),
           !(kDouble && quad) && (!sums || (pair && !kDouble)),
           quad,
           quad || (kDouble && pair && m == 12),
-          !kDouble && pair && m >= 11 && m <= 13};
+          !kDouble && pair && m >= 11 && m <= 14};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
@@ -124,16 +128,6 @@ template <int THREADS, class Real, int RB = 4>
 constexpr int column_blocks_per_sm() {
   if (RB == 2) return 1;
   return THREADS <= 256 ? (sizeof(Real) == 4 ? 3 : 2) : 1;
-}
-
-//! The barrier of a pair of blocks (a cluster of two, compute capability 9.0 and later): every
-//! thread of both has arrived, and the writes of both to shared memory are seen by both.
-__device__ __forceinline__ void pair_barrier() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cooperative_groups::this_cluster().sync();
-#else
-  __trap();  // never launched below 9.0 (ColumnKernelEval::make)
-#endif
 }
 
 //! Phase p of a column pass (column_kernel), then the barrier. Only the phase of each mode
@@ -297,8 +291,15 @@ class ColumnKernelEval {
     return sizeof(Cplx) * 2 * std::size_t(columns) * std::size_t(stride);
   }
   //! The least shared memory a block needs: a column of both fields, or of one where tiles can
-  //! be split over pairs of blocks (`pairs`: can_pair).
-  static std::size_t least_shared_bytes(int ny, bool pairs) { return shared_bytes(ny) / (pairs ? 2 : 1); }
+  //! be split over pairs of blocks (`pairs`: can_pair), or half of one where they go over quads
+  //! (ColumnShape::quad: columns of 8192 and 16384 points).
+  static std::size_t least_shared_bytes(int ny, bool pairs) {
+    int m = 0;
+    while ((1 << m) < ny) ++m;
+    if (pairs && (1 << m) == ny && cuda_launch::column_shape<Real>(true, m, false).quad)
+      return shared_bytes(ny / 2, 1, true) / 2;
+    return shared_bytes(ny) / (pairs ? 2 : 1);
+  }
   //! Whether this build can split tiles over pairs of blocks on the device `prop` describes:
   //! clusters (compute capability 9.0 and later), and the pair kernels compiled for them.
   static bool can_pair(const cudaDeviceProp& prop) {
@@ -356,10 +357,12 @@ class ColumnKernelEval {
       while (columns_ * sizeof(Cplx) < 32 && columns_ < kept_ && bytes(2 * columns_) <= shared_optin &&
              2 * columns_ * (ny / 16) <= 2 * kWide && !wasted(2 * columns_))
         columns_ *= 2;
-    // A quad (ColumnShape::quad): tiles of a sector's columns, a block's of half the points.
+    // A quad (ColumnShape::quad): tiles of a sector's columns, a block's of half the points,
+    // or as many as a block holds (columns of 16384 points: one in double, two in single).
     quad_ = pair_ && cuda_launch::column_shape<Real>(true, m_, false).quad;
     if (quad_) {
       columns_ = int(32 / sizeof(Cplx));
+      while (columns_ > 1 && shared_bytes(ny / 2, columns_, true) / 2 > shared_optin) columns_ /= 2;
       half_twiddles_ = device_twiddles<Real>(ny / 2);
     }
     const int points = quad_ ? ny / 2 : ny;  // a block's column
@@ -369,7 +372,12 @@ class ColumnKernelEval {
     const bool swizzled = constant_pair() && cuda_launch::column_shape<Real>(true, m_, false).swizzled;
     smem_ = shared_bytes(points, columns_, swizzled) / (pair_ ? 2 : 1);
     if (smem_ > shared_optin) throw RunError("the column kernel needs more shared memory a block than this GPU has");
-    if (quad_ && !constant_pair()) throw RunError("a quad's columns run the pairs' kernel of 8192 points alone");
+    if (quad_ && !constant_pair())
+      throw RunError("a quad's columns run the pairs' kernels of 8192 and 16384 points alone");
+    // A pair's tile of kWide threads is one of 2^11 to 2^14 points on pair_threads' (the loops
+    // above reach no other), whose kernels are compiled for their length alone.
+    if (pair_ && wide_ && !constant_pair())
+      throw RunError("the column kernel's pairs of 512 threads take columns of 2^11 to 2^14 points alone");
     tiles_ = (kept_ + columns_ - 1) / columns_;
     // One field's columns of a constant length whose tiles (one column each) leave
     // multiprocessors idle: radix 4, a thread for each four points of a column, so that each
@@ -469,25 +477,26 @@ class ColumnKernelEval {
     fixed_pair(std::integral_constant<int, 11>{});
     fixed_pair(std::integral_constant<int, 12>{});
     fixed_pair(std::integral_constant<int, 13>{});
+    fixed_pair(std::integral_constant<int, 14>{});
     passes(Threads{}, std::integral_constant<int, 9>{}, std::integral_constant<int, 3>{}, One{});  // radix 8
     passes(Threads{}, Generic{}, Radix16{}, One{});
     passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, One{});
     passes(Threads{}, Generic{}, Radix16{}, Pair{});
-    passes(std::integral_constant<int, kWide>{}, Generic{}, Radix16{}, Pair{});
   }
   //! The threads a block of a pair takes for columns of 2^m points of a square grid (make): in
-  //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two) and 2^13 (one); in single 512
-  //! (four, four, two: two butterflies a thread from 4096 points).
+  //! double 256 for 2^11 (two columns a tile), 512 for 2^12 (two), 2^13 and 2^14 (quads: two and
+  //! one, of half the points a block); in single 512 (four, four, and in quads four and two: two
+  //! butterflies a thread from 4096 points).
   static constexpr int pair_threads(int m) { return std::is_same_v<Real, double> && m == 11 ? kThreads : kWide; }
   //! Whether the pairs' columns of 2^m points take the budget's sums apart (ColumnShape).
   static constexpr bool apart(int m) { return cuda_launch::column_shape<Real>(true, m, true).sums_apart; }
   //! Whether kernel_for takes a pair's kernel of a constant length (make: pair_, m_, wide_ set).
-  bool constant_pair() const { return pair_ && m_ >= 11 && m_ <= 13 && (wide_ ? kWide : kThreads) == pair_threads(m_); }
-  //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^13 on
-  //! the threads pair_threads gives it, else of the length read at run time; of kWide threads
-  //! the length read at run time; else of kThreads, of a constant length from 2^7 to 2^9 or the
-  //! length read at run time. The constant lengths compile the index arithmetic and the phases'
-  //! dispatch away (H200, 2026-11-28, a 4096^2 double stage: 152 million instructions reading the
+  bool constant_pair() const { return pair_ && m_ >= 11 && m_ <= 14 && (wide_ ? kWide : kThreads) == pair_threads(m_); }
+  //! The kernel for columns of 2^m_ points: a pair's of a constant length from 2^11 to 2^14 on
+  //! the threads pair_threads gives it, else (kThreads) of the length read at run time; of
+  //! kWide threads the length read at run time; else of kThreads, of a constant length from 2^7
+  //! to 2^9 or the length read at run time. The constant lengths compile the index arithmetic
+  //! and the phases' dispatch away (H200, 2026-11-28, a 4096^2 double stage: 152 million instructions reading the
   //! length at run time, 129 million compiled for it, 563 -> 529 us; docs/performance.md).
   template <bool kSums, class Op>
   auto kernel_for() const {
@@ -497,12 +506,11 @@ class ColumnKernelEval {
         case 11: return cuda_launch::column_kernel<pair_threads(11), kSums && !apart(11), Real, Op, 11, 4, true>;
         case 12: return cuda_launch::column_kernel<pair_threads(12), kSums && !apart(12), Real, Op, 12, 4, true>;
         case 13: return cuda_launch::column_kernel<pair_threads(13), kSums && !apart(13), Real, Op, 13, 4, true>;
+        case 14: return cuda_launch::column_kernel<pair_threads(14), kSums && !apart(14), Real, Op, 14, 4, true>;
         default: break;
       }
     }
-    if (wide_)
-      return pair_ ? cuda_launch::column_kernel<kWide, kSums, Real, Op, 0, 4, true>
-                   : cuda_launch::column_kernel<kWide, kSums, Real, Op>;
+    if (wide_) return cuda_launch::column_kernel<kWide, kSums, Real, Op>;  // not a pair's (make)
     if (pair_) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 0, 4, true>;
     if (rb_ == 3 && m_ == 9) return cuda_launch::column_kernel<kThreads, kSums, Real, Op, 9, 3>;
     if (rb_ == 2) {

@@ -486,10 +486,10 @@ class CudaExec {
       return false;
     }
     if (pruned()) pruned_.share(stream_, d_work_);
-    const bool stage = RowKernelEval<Real>::can_stage(prop_);
-    if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_, 1, stage);
+    const bool stage = RowKernelEval<Real>::can_stage(prop_), pair = RowKernelEval<Real>::can_pair(prop_);
+    if (strategy_ == StepStrategy::Rows) rows_.make(nx_, ny_, prop_.multiProcessorCount, blocks_cap_, 1, stage, pair);
     if (strategy_ == StepStrategy::RowsColumns) {  // every member's rows, and columns
-      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_, stage);
+      rows_.make(nx_, ny_ * members_, prop_.multiProcessorCount, blocks_cap_, members_, stage, pair);
       columns_.make(nx_, ny_, two_thirds_band(nx_) + 1, members_, prop_.sharedMemPerBlockOptin,
                     prop_.multiProcessorCount, ColumnKernelEval<Real>::can_pair(prop_));
     }

@@ -281,6 +281,53 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   reduction_kernels::fused_block_max<THREADS>(acc, d_partials, d_ticket, result);
 }
 
+//! Rows of 2^(M + 1) points, each over a pair of blocks (a cluster of two, compute capability 9.0
+//! and later; blockIdx.x: 2 pair + part), each block doing one part of 2^M points
+//! (RowPhases::run_pair, its length and phases constants); the pairs loop over the rows, the
+//! store reading the partner's part between two barriers of the pair. A kernel of its own: as a
+//! parameter of row_products_kernel, with the part a member of RowPhases, the one-part kernels'
+//! PTX changed and a step at 4096^2 in double lost 2.8%; apart, their PTX is as before (H200,
+//! docs/performance.md). One block of 512 threads a multiprocessor (a part takes 139 KiB in
+//! double). Launched as row_products_kernel is.
+template <class Real, int M>
+__global__ void __launch_bounds__(512, 1)
+    row_pair_kernel(row_fft::RowPhases<Real> ph, Complex<Real>* a, Complex<Real>* b, int ny, int ld, bool cfl,
+                    Real* d_partials, unsigned* d_ticket, Real* result) {
+  extern __shared__ __align__(16) unsigned char row_smem[];
+  wait_for_previous();
+  let_next_launch();
+  constexpr int kThreads = 512, kRb = 4;
+  ph.n = 1 << (M + 1);
+  ph.m = M;
+  ph.kept = two_thirds_band(ph.n) + 1;
+  ph.rb = kRb;
+  ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
+  int part = 0;
+  const Complex<Real>* partner = nullptr;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const auto pair = cooperative_groups::this_cluster();
+  part = int(pair.block_rank());
+  partner = pair.map_shared_rank(ph.s, part ^ 1);
+#endif
+  const MaxOp<Real> op;
+  Real acc = MaxOp<Real>::identity();
+  // The barriers around the store are the pair's: the partner's part done before it is read,
+  // and read before the next row's load overwrites it.
+  constexpr int kPhases = row_fft::part_phases_of(M, kRb, false, false), kStore = kPhases - 1;
+  for (int row = blockIdx.x >> 1; row < ny; row += gridDim.x >> 1) {
+    Complex<Real>* ar = a + std::size_t(row) * std::size_t(ld);
+    Complex<Real>* br = b + std::size_t(row) * std::size_t(ld);
+#pragma unroll
+    for (int p = 0; p < kPhases; ++p) {
+      acc = op(acc, ph.run_pair(p, part, partner, threadIdx.x, kThreads, ar, br, ar, br));
+      if (p >= kStore - 1) pair_barrier();
+      else __syncthreads();
+    }
+  }
+  if (!cfl) return;
+  reduction_kernels::fused_block_max<kThreads>(acc, d_partials, d_ticket, result);
+}
+
 }  // namespace cuda_launch
 
 //! The table exp(2 pi i k / n), k < n, in device memory (the row and column kernels'), freed by
@@ -313,7 +360,8 @@ class RowKernelEval {
 
  public:
   //! The longest transform the row kernel does in shared memory: 2^13 points (139 KiB in
-  //! double); longer rows go in parts (RowPhases).
+  //! double); longer rows go in parts (RowPhases), rows of 2^14 over pairs of blocks where they
+  //! can (can_pair).
   static constexpr int kLog2Max = 13;
   //! log2 of the row kernel's transform for rows of nx points: nx's, or the largest part.
   static int log2_for(int nx) {
@@ -340,6 +388,11 @@ class RowKernelEval {
   static bool can_stage(const cudaDeviceProp& prop) {
     return cuda_launch::runs_sm90_code(cuda_launch::row_products_kernel<512, false, Real, 13, 4, true>, prop);
   }
+  //! Whether this build can run rows of 2^14 points over pairs of blocks (clusters, compute
+  //! capability 9.0 and later) on the device `prop` describes.
+  static bool can_pair(const cudaDeviceProp& prop) {
+    return cuda_launch::runs_sm90_code(kPairKernel, prop);
+  }
 
   RowKernelEval() = default;
   RowKernelEval(const RowKernelEval&) = delete;
@@ -353,11 +406,13 @@ class RowKernelEval {
   //! fit on the GPU at once (each loops over rows), no more than there are rows or `blocks_cap`.
   //! `ny`: the rows of every field (an ensemble's members' rows run on), of `members` fields.
   //! `stage` (can_stage): rows of one part are staged (RowStaging) where staged_rows says and
-  //! the staging costs no block a multiprocessor.
-  void make(int nx, int ny, int sms, int blocks_cap, int members = 1, bool stage = false) {
+  //! the staging costs no block a multiprocessor. `pair` (can_pair): rows of 2^14 points go over
+  //! pairs of blocks, a part each, not in two parts a block.
+  void make(int nx, int ny, int sms, int blocks_cap, int members = 1, bool stage = false, bool pair = false) {
     nx_ = nx;
     ny_ = ny;
     log2_ = log2_for(nx);
+    pair_ = pair && log2_ == kLog2Max && nx_ == 2 << log2_;
     twiddles_ = device_twiddles<Real>(nx_);
     // Short rows and few of them (a single run's small grid): narrow blocks (32 threads in
     // radix 16), fewer rows a block and more blocks, which hide each other's latency (256^2:
@@ -393,7 +448,7 @@ class RowKernelEval {
       default: size<512>(sms, blocks_cap, stage); break;
     }
     const std::size_t split = std::size_t(nx_) >> log2_;
-    if (split > 1) {  // each block's parts of a row but the last (RowPhases)
+    if (split > 1 && !pair_) {  // each block's parts of a row but the last (RowPhases)
       const std::size_t bytes = sizeof(Cplx) * std::size_t(blocks_) * (split - 1) << log2_;
       if (cudaMalloc(&spill_, bytes) != cudaSuccess) {
         cudaGetLastError();
@@ -456,6 +511,7 @@ class RowKernelEval {
     if constexpr (THREADS >= 256) {
       if constexpr (THREADS == 256) if (log2_ == 12 && whole) return one_part(std::integral_constant<int, 12>{});
       if constexpr (THREADS == 512) {
+        if (pair_) return Kernel(kPairKernel);
         if (log2_ == 13 && whole) return one_part(std::integral_constant<int, 13>{});
         if (log2_ == 13) return Kernel(cuda_launch::row_products_kernel<512, false, Real>);
       }
@@ -508,18 +564,38 @@ class RowKernelEval {
     }
     const int at_once = rows_at_once(log2_, THREADS, rb_), rows = (ny_ + at_once - 1) / at_once;  // blocks with work
     blocks_ = std::max(1, std::min({rows, std::max(per_sm, 1) * sms, blocks_cap}));
+    if (pair_) {  // as many pairs as run at once (the pairs loop over the rows), a row each at least
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute cluster{};
+      cluster.id = cudaLaunchAttributeClusterDimension;
+      cluster.val.clusterDim.x = 2;
+      cluster.val.clusterDim.y = 1;
+      cluster.val.clusterDim.z = 1;
+      config.gridDim = dim3(unsigned(2 * sms));
+      config.blockDim = dim3(THREADS);
+      config.dynamicSmemBytes = smem_;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      int pairs = 0;
+      CASCADE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&pairs, kPairKernel, &config));
+      blocks_ = 2 * std::max(1, std::min({ny_, pairs, blocks_cap / 2}));
+    }
   }
   template <int THREADS>
   void launch(const row_fft::RowPhases<Real>& ph, Cplx* a, Cplx* b, int ld, bool cfl, const MaxTarget<Real>& max,
               bool chained, cudaStream_t stream) const {
     const bool staged = staged_smem_ != 0;
-    cuda_launch::launch_chained(chained, kernel_for<THREADS>(staged), dim3(blocks_), dim3(THREADS),
-                                staged ? staged_smem_ : smem_, stream, ph, a, b,
-                                ny_, ld, cfl, max.partials, max.ticket, max.result);
+    cuda_launch::launch_clustered(chained, pair_ ? 2 : 1, kernel_for<THREADS>(staged), dim3(blocks_), dim3(THREADS),
+                                  staged ? staged_smem_ : smem_, stream, ph, a, b, ny_, ld, cfl, max.partials,
+                                  max.ticket, max.result);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
 
+  //! Rows of 2^14 points over a pair of blocks.
+  static constexpr auto kPairKernel = &cuda_launch::row_pair_kernel<Real, kLog2Max>;
+
   int nx_ = 0, ny_ = 0, log2_ = 0;
+  bool pair_ = false;    //!< rows of 2^14 points over pairs of blocks (make)
   bool narrow_ = false;  //!< blocks of a row's threads (32 at least) for short rows (make)
   int narrow_threads_ = 32;  //!< threads a narrow block (a row's: radix 4 and 8 take more)
   int rb_ = 4;               //!< log2 of the radix of the stages of rows of a constant length
