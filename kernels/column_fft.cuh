@@ -105,6 +105,18 @@ struct QuadReads<Fn, kEarly, true> {
   CASCADE_HD_INLINE QuadReads(const Fn& fn, int c, int k, int n) : lo(fn.ahead(c, k)), hi(fn.ahead(c, k + n)) {}
 };
 
+//! g(fn) for the phase of each mode, or, where fn has shapes (a `shape` and with_shape:
+//! StageOfColumns), g of fn as compiled for the shape it has.
+template <class Fn, class = void>
+struct HasShapes : std::false_type {};
+template <class Fn>
+struct HasShapes<Fn, std::void_t<decltype(std::declval<const Fn&>().shape)>> : std::true_type {};
+template <class Fn, class G>
+CASCADE_HD_INLINE auto as_shaped(const Fn& fn, const G& g) {
+  if constexpr (HasShapes<Fn>::value) return fn.with_shape(g);
+  else return g(fn);
+}
+
 //! What a pass over a tile does: the full stage (forward transforms, the functor, inverse
 //! transforms), the inputs alone (the functor writes each mode, inverse transforms), or the
 //! forward transforms alone (the functor reads each mode).
@@ -329,8 +341,9 @@ struct ColumnTile {
 //! kAhead: a functor that reads ahead (ReadsAhead) is asked early: one position early
 //! (each_mode), before the position's shared memory (each_mode_quad).
 //! kQuad: the tile over a quad of blocks (ColumnTile::parity), the phase of each mode
-//! each_mode_quad.
-template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kAhead = true, bool kQuad = false>
+//! each_mode_quad. kShaped: the phase of each mode compiled for each shape of fn's (as_shaped).
+template <class Real, class R, class Fn, class Layout = row_fft::Padded, bool kAhead = true, bool kQuad = false,
+          bool kShaped = false>
 struct ColumnPhases {
   ColumnTile<Real, Layout> tile;
   ColumnPass pass;
@@ -359,18 +372,25 @@ struct ColumnPhases {
         tile.template stage<true>(p, t0, dt);
         return R{};
       }
-      if (p == S) {
-        if constexpr (kQuad) return tile.template each_mode_quad<R, kAhead>(t0, dt, fn);
-        else return tile.template each_mode<R, kAhead>(t0, dt, fn);
-      }
+      if (p == S) return modes(t0, dt);
       p -= S;  // as in the Inputs pass from here
     } else if (p == 0) {
-      if constexpr (kQuad) return tile.template each_mode_quad<R, kAhead>(t0, dt, fn);
-      else return tile.template each_mode<R, kAhead>(t0, dt, fn);
+      return modes(t0, dt);
     }
     if (p < S) tile.template stage<false>(S - p, t0, dt);  // DIT S-1 first
     else tile.last_stage_store(t0, dt, a, b);
     return R{};
+  }
+
+ private:
+  //! The phase of each mode; kShaped: fn compiled for each of its shapes (as_shaped).
+  CASCADE_HD_INLINE R modes(int t0, int dt) const {
+    const auto phase = [&](const auto& f) {
+      if constexpr (kQuad) return tile.template each_mode_quad<R, kAhead>(t0, dt, f);
+      else return tile.template each_mode<R, kAhead>(t0, dt, f);
+    };
+    if constexpr (kShaped) return as_shaped(fn, phase);
+    else return phase(fn);
   }
 };
 

@@ -3,11 +3,56 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include "cascade/step_clock.hpp"
 #include "kernels/ns_terms.cuh"
 
 namespace cascade {
+
+//! A condition the device's compiler may take as true (a promise, not a test); nothing on the host.
+#if defined(__CUDA_ARCH__)
+#define CASCADE_ASSUME(c) __builtin_assume(c)
+#else
+#define CASCADE_ASSUME(c) ((void)0)
+#endif
+
+//! The shape of a stage (FusedStage): the decisions its arithmetic takes at every mode alike,
+//! which a kernel compiled for the shape takes as constants (StageOfColumns::with_shape). Its
+//! propagators E(h dS), E(h d_next) and E(h dW) as FusedStage::each_propagator computes them
+//! (E(0) = 1, a repeated time's reused, a doubled one's squared): 1, the mode's first
+//! exponential X, its square, or a second one Y; the times X and Y are over; what it does with
+//! the classic tables' W; whether it is the last.
+enum class Factor : unsigned char { One, X, X2, Y };
+//! A stage's times: h dS; h d_final on the last stage, else h dK; h dW.
+enum class StageTime : unsigned char { S, Next, W };
+//! What a stage does with W: nothing (low storage, and the last stage), saves S there (the first
+//! stage of classic tables) or reads it.
+enum class Tables : unsigned char { None, Save, Read };
+struct StageShape {
+  Factor s, next, w;
+  StageTime x, y;  //!< y = x where there is no Y
+  Tables tables;
+  bool last;
+  CASCADE_HD constexpr bool uses(Factor f) const { return s == f || next == f || w == f; }
+  CASCADE_HD constexpr bool operator==(const StageShape& o) const {
+    return s == o.s && next == o.next && w == o.w && x == o.x && y == o.y && tables == o.tables && last == o.last;
+  }
+};
+//! The shapes the column kernels are compiled for: the stages of rk4 and rk3 (src/core/stepper.cpp).
+//! StageOfColumns::shape is an index here plus one (0: none of them).
+inline constexpr StageShape kStageShapes[] = {
+    // rk4, c = (0, 1/2, 1/2, 1), classic tables
+    {Factor::One, Factor::X, Factor::X, StageTime::Next, StageTime::Next, Tables::Save, false},
+    {Factor::X, Factor::One, Factor::X, StageTime::S, StageTime::S, Tables::Read, false},
+    {Factor::One, Factor::X, Factor::X2, StageTime::Next, StageTime::Next, Tables::Read, false},
+    {Factor::X, Factor::One, Factor::One, StageTime::S, StageTime::S, Tables::None, true},
+    // rk3 (Wray), c = (0, 8/15, 2/3), low storage
+    {Factor::One, Factor::X, Factor::One, StageTime::Next, StageTime::Next, Tables::None, false},
+    {Factor::X, Factor::Y, Factor::One, StageTime::S, StageTime::Next, Tables::None, false},
+    {Factor::X, Factor::Y, Factor::One, StageTime::S, StageTime::Next, Tables::None, true},
+};
+inline constexpr int kStageShapeCount = int(sizeof(kStageShapes) / sizeof(kStageShapes[0]));
 
 //! One stage of an integrating-factor Runge-Kutta step, fused with everything spectral that
 //! lies between the forward transforms of one nonlinear evaluation and the inverse transforms
@@ -119,6 +164,63 @@ struct FusedStage {
     });
     return e;
   }
+  //! The shape of this stage (StageShape), as each_propagator's tests of the times decide at
+  //! every mode: kStageShapes' index plus one, 0 where it is none of them (or advective).
+  CASCADE_HD int shape() const {
+    if (advective) return 0;
+    StageShape r{Factor::One, Factor::One, Factor::One, StageTime::S, StageTime::S, Tables::None, last};
+    Real cached = Real(-1);
+    int made = 0;  // exponentials computed: X, then Y
+    bool known = true;
+    // As each_propagator: the times are h d, h > 0, so that they compare as the d do.
+    const auto slot = [&](Real d, StageTime t) {
+      if (d == Real(0)) return Factor::One;
+      if (d == cached) return made == 1 ? Factor::X : Factor::Y;
+      if (cached > Real(0) && d == Real(2) * cached) {
+        known = known && made == 1;
+        return Factor::X2;
+      }
+      cached = d;
+      if (made == 0) r.x = r.y = t;
+      else r.y = t;
+      known = known && made < 2;
+      return ++made == 1 ? Factor::X : Factor::Y;
+    };
+    r.s = slot(dS, StageTime::S);
+    r.next = last ? slot(d_final, StageTime::Next) : slot(dK, StageTime::Next);
+    if (!last && W) r.w = slot(dW, StageTime::W);
+    r.tables = last || !W ? Tables::None : save_w ? Tables::Save : Tables::Read;
+    if (!known) return 0;
+    for (int k = 0; k < kStageShapeCount; ++k)
+      if (kStageShapes[k] == r) return k + 1;
+    return 0;
+  }
+  //! This stage with the decisions of shape K (kStageShapes[K - 1]; shape() == K) as constants,
+  //! so that a kernel compiled for it has them folded: no tests of the times, of W, of the last
+  //! stage at each mode.
+  template <int K>
+  CASCADE_HD FusedStage shaped() const {
+    constexpr StageShape sh = kStageShapes[K - 1];
+    FusedStage r = *this;
+    r.advective = false;
+    r.last = sh.last;
+    r.save_w = sh.tables == Tables::Save;
+    if constexpr (sh.tables != Tables::None) CASCADE_ASSUME(r.W != nullptr);
+    else if constexpr (!sh.last) r.W = nullptr;  // the last stage does not touch W
+    return r;
+  }
+  //! propagators() of a stage of shape K: the same values, its 1s and squares without the
+  //! tests of the times.
+  template <int K>
+  CASCADE_HD Propagators shaped_propagators(Real kx, Real k2) const {
+    constexpr StageShape sh = kStageShapes[K - 1];
+    const Complex<Real> one{Real(1), Real(0)};
+    Complex<Real> x = one, y = one;
+    if constexpr (sh.uses(Factor::X) || sh.uses(Factor::X2)) x = lin.propagator(kx, k2, time_of(sh.x));
+    if constexpr (sh.uses(Factor::Y)) y = lin.propagator(kx, k2, time_of(sh.y));
+    const auto of = [&](Factor f) { return f == Factor::One ? one : f == Factor::X ? x : f == Factor::X2 ? cmul(x, x) : y; };
+    return {of(sh.s), of(sh.next), of(sh.w)};
+  }
   //! kx, ky and k2 of mode (i, j), as advance() and propagators() take them.
   CASCADE_HD void wavenumbers(int i, int j, Real& kx, Real& ky, Real& k2) const {
     kx = s.kx(i);
@@ -169,6 +271,9 @@ struct FusedStage {
   }
 
  private:
+  CASCADE_HD Real time_of(StageTime t) const {
+    return t == StageTime::S ? h * dS : t == StageTime::W ? h * dW : last ? h * d_final : h * dK;
+  }
   //! f(prop), prop(tau, which) a stage's propagator over a time tau at the mode of wavenumbers
   //! kx and k2, computed as asked. The propagators of a stage share their exponentials: E(0) = 1,
   //! a repeated tau is reused and E(2 tau) = E(tau)^2 (classic RK4 needs one exp a mode a stage).
@@ -320,6 +425,9 @@ struct KeptSums {
   }
 };
 
+template <class Real, int K>
+struct ShapedStageOfColumns;
+
 //! The fused stage (and the budget's sums, with `sums`) at the modes of one member's tile of
 //! columns (kernels/column_fft.cuh ColumnTile::each_mode: column c of the tile, row j), given
 //! the transforms of the products there in a, b and leaving the next evaluation's inputs
@@ -335,12 +443,26 @@ struct StageOfColumns {
   //! asked for, while they are on their way; else the stage computes them as it goes. The
   //! column kernel sets it from cuda_launch::ColumnShape::early_propagators.
   bool early_propagators = false;
+  //! The stage's shape (FusedStage::shape): where it is one of kStageShapes, the phase of each
+  //! mode runs compiled for it (with_shape).
+  int shape = 0;
 
   CASCADE_HD void set_linear(const LinearCoefficients& c) {
     stage.set_linear(c);
     sums.set_linear(c);
   }
   CASCADE_HD void set_step(double h, double hb, double ha) { stage.set_step(h, hb, ha); }
+
+  //! g(fn), fn this functor as a kernel compiled for its stage's shape runs it
+  //! (ShapedStageOfColumns), or this functor itself where the shape is none of kStageShapes.
+  //! `ncu` of the single 8192^2 column kernel: the phase of each mode executed 542 warp
+  //! instructions a position (two modes and their join), some 250 of them the tests of the
+  //! stage's decisions, their branches and moves (docs/performance.md, "The stage compiled for
+  //! its shape"). The shape is found once a launch, on the host (CudaExec::column_stage).
+  template <class G>
+  CASCADE_HD_INLINE auto with_shape(const G& g) const {
+    return dispatch_shape(g, std::make_integer_sequence<int, kStageShapeCount>{});
+  }
 
   //! What the stage reads from memory at mode (c, j) of the tile, asked for ahead of its
   //! arithmetic: ColumnTile::each_mode asks for the next mode's while this one computes, so
@@ -355,21 +477,25 @@ struct StageOfColumns {
     typename FusedStage<Real>::Reads in;
     typename FusedStage<Real>::Propagators e;
   };
-  CASCADE_HD Ahead ahead(int c, int j) const {
+  CASCADE_HD Ahead ahead(int c, int j) const { return ahead_as<0>(c, j); }
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b, const Ahead& x) const {
+    return at_as<0>(c, j, a, b, x);
+  }
+  //! ahead() and operator() of the stage as shape K has it (FusedStage::shaped), K = 0: as it is.
+  template <int K>
+  CASCADE_HD Ahead ahead_as(int c, int j) const {
+    decltype(auto) st = stage_as<K>();
     const int i = first_column + c;
     Ahead r{};
-    r.keep = stage.mask.keep(stage.s, i, j);  // elsewhere S is zero and stays so: nothing read
+    r.keep = st.mask.keep(st.s, i, j);  // elsewhere S is zero and stays so: nothing read
     if (!r.keep) return r;
-    r.idx = base + std::size_t(j) * std::size_t(stage.s.nxh) + std::size_t(i);
-    r.in = stage.reads(r.idx, i, j);
-    if (early_propagators) {
-      Real kx, ky, k2;
-      stage.wavenumbers(i, j, kx, ky, k2);
-      r.e = stage.propagators(kx, k2);
-    }
+    r.idx = base + std::size_t(j) * std::size_t(st.s.nxh) + std::size_t(i);
+    r.in = st.reads(r.idx, i, j);
+    if (early_propagators) r.e = propagators_as<K>(st, i, j);
     return r;
   }
-  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b, const Ahead& x) const {
+  template <int K>
+  CASCADE_HD SpectralSums at_as(int c, int j, Complex<Real>& a, Complex<Real>& b, const Ahead& x) const {
     const int i = first_column + c;
     const Complex<Real> zero = {Real(0), Real(0)};
     if (!x.keep) {  // the inputs zero
@@ -378,9 +504,45 @@ struct StageOfColumns {
     }
     const SpectralSums r = with_sums ? sums.of(i, j, x.in.s, x.in.f) : SpectralSums{};  // S before the stage
     const bool mean = i == 0 && j == 0;
-    if (early_propagators) stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in, x.e);
-    else stage.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
+    decltype(auto) st = stage_as<K>();
+    if (early_propagators) st.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in, x.e);
+    else if constexpr (K > 0)
+      st.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in, propagators_as<K>(st, i, j));
+    else st.kept_mode(x.idx, i, j, mean ? zero : a, mean ? zero : b, a, b, x.in);
     return r;
+  }
+
+ private:
+  template <int K>
+  CASCADE_HD decltype(auto) stage_as() const {
+    if constexpr (K == 0) return (stage);
+    else return stage.template shaped<K>();
+  }
+  template <int K>
+  CASCADE_HD static typename FusedStage<Real>::Propagators propagators_as(const FusedStage<Real>& st, int i, int j) {
+    Real kx, ky, k2;
+    st.wavenumbers(i, j, kx, ky, k2);
+    if constexpr (K == 0) return st.propagators(kx, k2);
+    else return st.template shaped_propagators<K>(kx, k2);
+  }
+  template <class G, int... K>
+  CASCADE_HD_INLINE auto dispatch_shape(const G& g, std::integer_sequence<int, K...>) const {
+    decltype(g(*this)) r{};
+    const bool shaped = ((shape == K + 1 && (r = g(ShapedStageOfColumns<Real, K + 1>{*this}), true)) || ...);
+    if (!shaped) r = g(*this);
+    return r;
+  }
+};
+
+//! A StageOfColumns of shape K (StageOfColumns::shape, kStageShapes[K - 1]) as the phase of each
+//! mode takes it: its stage's decisions constants.
+template <class Real, int K>
+struct ShapedStageOfColumns {
+  const StageOfColumns<Real>& op;
+  CASCADE_HD typename StageOfColumns<Real>::Ahead ahead(int c, int j) const { return op.template ahead_as<K>(c, j); }
+  CASCADE_HD SpectralSums operator()(int c, int j, Complex<Real>& a, Complex<Real>& b,
+                                     const typename StageOfColumns<Real>::Ahead& x) const {
+    return op.template at_as<K>(c, j, a, b, x);
   }
 };
 

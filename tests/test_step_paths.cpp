@@ -14,6 +14,8 @@
 #include "cascade/config.hpp"
 #include "cascade/error.hpp"
 #include "cascade/solver.hpp"
+#include "cascade/stepper.hpp"
+#include "kernels/column_fft.cuh"
 #include "kernels/ns_ops.cuh"
 
 #include "solver_checks.hpp"
@@ -642,6 +644,67 @@ TEST(KeptSums, RowByRowIsTheFlatSum) {
     }
 }
 
+// A stage's fields on an nx x ny half spectrum under the 2/3 rule, for the tests of the stage at
+// the modes of a tile of columns: S, W, the forcing and the products' transforms at random, and
+// an operator with every term (viscosity of order 2, friction, hypoviscosity, beta).
+struct StageFields {
+  int nx, ny, nxh;
+  SpectralShape<double> s;
+  DealiasMask<double> mask{true};
+  LinearOperator<double> lin{LinearCoefficients{1e-2, 2, 0.1, 1e-3, 1, 0.7}};
+  std::vector<Complex<double>> F, S0, W0, A0, B0;
+  //! What a stage writes: S, W and the work fields, from the same start in every run.
+  struct Run {
+    std::vector<Complex<double>> S, W, A, B;
+  };
+  StageFields(int nx_, int ny_)
+      : nx(nx_),
+        ny(ny_),
+        nxh(nx_ / 2 + 1),
+        s{nx, ny, nxh, 2 * M_PI / 2.0, 2 * M_PI / 3.0, 1.0 / nxh, 0, false, 1.0 / ny},
+        F(random_half(s, mask, 3, true)),
+        S0(random_half(s, mask, 1, true)),
+        W0(random_half(s, mask, 2, true)),
+        A0(random_half(s, mask, 4, false)),
+        B0(random_half(s, mask, 5, false)) {}
+  Run run() const { return {S0, W0, A0, B0}; }
+  //! The stage of these times on r (W: classic tables; the forcing where forced).
+  FusedStage<double> stage_on(Run& r, const StageCoefficients& c, bool classic, bool save_w, bool forced) const {
+    return FusedStage<double>{s,          mask,       lin,       1.0 / (nx * ny), false,   c.h,
+                              c.dS,       c.hb,       c.last,    c.d_final,       c.dW,    c.dK,
+                              c.ha,       save_w,     false,     forced ? F.data() : nullptr,
+                              classic ? r.W.data() : nullptr,    r.S.data(),      r.A.data(),
+                              r.B.data(), nullptr,    nullptr};
+  }
+  //! The flat stage (FusedStage, as the CPU takes it) at every mode.
+  static void flat(const FusedStage<double>& stage, std::size_t size) {
+    for (std::size_t idx = 0; idx < size; ++idx) stage(idx);
+  }
+  //! f (a StageOfColumns, or its functor of a shape) at every mode, as the phase of each mode
+  //! takes a tile: its reads, then the stage.
+  template <class Fn>
+  void columns(const Fn& f, Run& r) const {
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nxh; ++i) {
+        const std::size_t idx = std::size_t(j) * nxh + i;
+        const auto x = f.ahead(i, j);
+        f(i, j, r.A[idx], r.B[idx], x);
+      }
+  }
+  //! Whether the runs wrote the same bits.
+  static void expect_same(const Run& x, const Run& y) {
+    const auto same = [](const std::vector<Complex<double>>& a, const std::vector<Complex<double>>& b,
+                         const char* what) {
+      for (std::size_t k = 0; k < a.size(); ++k)
+        ASSERT_TRUE(a[k].re == b[k].re && a[k].im == b[k].im) << what << ", index " << k;
+    };
+    same(x.S, y.S, "S");
+    same(x.W, y.W, "W");
+    same(x.A, y.A, "u");
+    same(x.B, y.B, "v");
+  }
+};
+
 // The stage at the modes of a tile of columns (StageOfColumns, as the column kernels take it)
 // with its propagators computed with the reads (early_propagators: ahead() computes them) and
 // without (the stage computes them as it goes), against the flat stage (FusedStage, as the CPU
@@ -661,52 +724,77 @@ TEST(StageOfColumns, PropagatorsWithTheReadsGiveTheSameBits) {
       for (const Taus& t : stages) {
         SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny) + (classic ? ", classic" : ", low storage") +
                      ", dS " + std::to_string(t.dS) + (t.last ? ", last" : ""));
-        const int nxh = nx / 2 + 1;
-        const SpectralShape<double> s{nx, ny, nxh, 2 * M_PI / 2.0, 2 * M_PI / 3.0, 1.0 / nxh, 0, false, 1.0 / ny};
-        const DealiasMask<double> mask{true};
-        const LinearOperator<double> lin{LinearCoefficients{1e-2, 2, 0.1, 1e-3, 1, 0.7}};
-        const auto F = random_half(s, mask, 3, true);
-        const auto S0 = random_half(s, mask, 1, true), W0 = random_half(s, mask, 2, true);
-        const auto A0 = random_half(s, mask, 4, false), B0 = random_half(s, mask, 5, false);
-        struct Run {
-          std::vector<Complex<double>> S, W, A, B;
-        };
-        const auto stage_on = [&](Run& r) {
-          return FusedStage<double>{s,         mask, lin,  1.0 / (nx * ny), false,   0.01,
-                                    t.dS,      1.0 / 6,    t.last,          t.d_final, t.dW,  t.dK,
-                                    0.5,       classic && t.save_w,         false,   F.data(),
-                                    classic ? r.W.data() : nullptr,          r.S.data(), r.A.data(),
-                                    r.B.data(), nullptr,    nullptr};
-        };
-        Run flat{S0, W0, A0, B0};
-        const FusedStage<double> natural = stage_on(flat);
-        for (std::size_t idx = 0; idx < S0.size(); ++idx) natural(idx);
+        const StageFields f(nx, ny);
+        StageCoefficients c;
+        c.h = 0.01, c.dS = t.dS, c.hb = 1.0 / 6, c.last = t.last, c.d_final = t.d_final, c.dW = t.dW, c.dK = t.dK,
+        c.ha = 0.5;
+        StageFields::Run flat = f.run();
+        StageFields::flat(f.stage_on(flat, c, classic, classic && t.save_w, true), f.S0.size());
         for (bool early : {false, true}) {
           SCOPED_TRACE(early ? "propagators with the reads" : "propagators in the stage");
-          Run tile{S0, W0, A0, B0};
-          StageOfColumns<double> op{stage_on(tile), SpectralSumsOfMode<double>{s, lin, tile.S.data(), F.data()},
-                                    false, 0, 0};
+          StageFields::Run tile = f.run();
+          StageOfColumns<double> op{f.stage_on(tile, c, classic, classic && t.save_w, true),
+                                    SpectralSumsOfMode<double>{f.s, f.lin, tile.S.data(), f.F.data()}, false, 0, 0};
           op.early_propagators = early;
-          for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nxh; ++i) {
-              const std::size_t idx = std::size_t(j) * nxh + i;
-              const auto x = op.ahead(i, j);
-              op(i, j, tile.A[idx], tile.B[idx], x);
-            }
-          const auto same = [](const std::vector<Complex<double>>& x, const std::vector<Complex<double>>& y,
-                               const char* what) {
-            for (std::size_t k = 0; k < x.size(); ++k)
-              ASSERT_TRUE(x[k].re == y[k].re && x[k].im == y[k].im) << what << ", index " << k;
-          };
-          same(tile.S, flat.S, "S");
-          same(tile.W, flat.W, "W");
-          same(tile.A, flat.A, "u");
-          same(tile.B, flat.B, "v");
+          f.columns(op, tile);
+          StageFields::expect_same(tile, flat);
         }
         double moved = 0;  // the stage did something
-        for (std::size_t k = 0; k < S0.size(); ++k) moved = std::max(moved, std::abs(flat.S[k].re - S0[k].re));
+        for (std::size_t k = 0; k < f.S0.size(); ++k) moved = std::max(moved, std::abs(flat.S[k].re - f.S0[k].re));
         EXPECT_GT(moved, 0.0);
       }
+}
+
+// The stages of rk4 and rk3 as the column kernels run them, each compiled for its shape
+// (StageOfColumns::with_shape, FusedStage::shaped): each stage has the shape the table says, and
+// gives the flat stage's bits in S, W and the next inputs, with its propagators early and not,
+// with beta, hypoviscosity and the forcing. Stages of no listed shape run as they are.
+TEST(StageOfColumns, ShapesGiveTheSameBits) {
+  const StageFields f(16, 12);
+  int first = 1;  // the tables' stages are kStageShapes in this order
+  for (const IfRkTable* table : {&rk4_table(), &rk3_table()}) {
+    const bool classic = !table->low_storage;
+    for (const StageCoefficients& c : stage_coefficients(*table, 0.0125))
+      for (bool forced : {false, true}) {
+        SCOPED_TRACE(table->name + ", stage " + std::to_string(c.stage) + (forced ? ", forced" : ""));
+        const bool save_w = classic && c.stage == 0;
+        StageFields::Run flat = f.run();
+        const FusedStage<double> natural = f.stage_on(flat, c, classic, save_w, forced);
+        ASSERT_EQ(natural.shape(), first + c.stage);
+        StageFields::flat(natural, f.S0.size());
+        for (bool early : {false, true}) {
+          SCOPED_TRACE(early ? "propagators with the reads" : "propagators in the stage");
+          StageFields::Run tile = f.run();
+          StageOfColumns<double> op{f.stage_on(tile, c, classic, save_w, forced),
+                                    SpectralSumsOfMode<double>{f.s, f.lin, tile.S.data(), f.F.data()}, false, 0, 0};
+          op.early_propagators = early;
+          op.shape = op.stage.shape();
+          bool shaped = false;
+          op.with_shape([&](const auto& fn) {
+            shaped = !std::is_same_v<std::decay_t<decltype(fn)>, StageOfColumns<double>>;
+            f.columns(fn, tile);
+            return column_fft::NoSums{};
+          });
+          EXPECT_TRUE(shaped);
+          StageFields::expect_same(tile, flat);
+        }
+      }
+    first += table->stages();
+  }
+  EXPECT_EQ(first, kStageShapeCount + 1);
+  // Stages of no listed shape: a second exponential squared, the last stage's propagator
+  // repeated, the advective form.
+  StageFields::Run r = f.run();
+  StageCoefficients odd = stage_coefficients(rk4_table(), 0.0125)[2];
+  odd.dS = 0.5, odd.dK = 0.75, odd.dW = 1.5;
+  EXPECT_EQ(f.stage_on(r, odd, true, false, false).shape(), 0);  // S: X, K: Y, W: Y squared
+  StageCoefficients last = stage_coefficients(rk4_table(), 0.0125)[3];
+  last.d_final = last.dS;
+  EXPECT_EQ(f.stage_on(r, last, true, false, false).shape(), 0);
+  FusedStage<double> advective = f.stage_on(r, stage_coefficients(rk4_table(), 0.0125)[1], true, false, false);
+  EXPECT_EQ(advective.shape(), 2);
+  advective.advective = true;
+  EXPECT_EQ(advective.shape(), 0);
 }
 
 // The evaluation's inputs as a pair (PackedVelocity) and the products back as half spectra

@@ -102,6 +102,18 @@ struct ColumnShape {
   //! alone, and with dif_frequency's constant count lost 5% at 4096^2 and 0.8% at 8192^2 (H200,
   //! "The stage's arithmetic at a mode; its propagators with its reads").
   bool early_propagators;
+  //! The stage's phase of each mode is compiled for each of the stage's shapes (StageOfColumns::
+  //! with_shape, kStageShapes: the stages of rk4 and rk3), and runs the one its stage has:
+  //! single precision's pairs and quads, double precision's quads (columns of 8192 and 16384
+  //! points). The single 8192^2 stage kernel executed 349 million warp instructions where it
+  //! executed 394 (double 398 against 462) and took 944 us against 970: 8192^2 6.98 -> 6.90 ms a
+  //! step, 4096^2 1.70 -> 1.64, 2048^2 0.46 -> 0.45; double 8192^2 11.21 -> 11.10, 16384^2 even.
+  //! Double precision's pairs lost with it (2048^2 0.631 -> 0.654, 4096^2 2.487 -> 2.610): their
+  //! stage kernels' stack went to 112 and 144 bytes. Each shape is another copy of the phase in the
+  //! kernel, so the kernels of shorter columns, whose steps are their launches, keep one (with
+  //! every kernel compiled for the shapes, backend.cu took 2.7 times as long to compile; H200,
+  //! docs/performance.md, "The stage compiled for its shape").
+  bool shaped;
 };
 template <class Real>
 constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
@@ -112,7 +124,8 @@ constexpr ColumnShape column_shape(bool pair, int m, bool sums) {
           !(kDouble && quad) && (!sums || (pair && !kDouble)),
           quad,
           quad || (kDouble && pair && m == 12),
-          !kDouble && pair && m >= 11 && m <= 14};
+          !kDouble && pair && m >= 11 && m <= 14,
+          pair && m >= 11 && (!kDouble || quad)};
 }
 //! The layout of the columns of column_kernel<..., M, RB, kPair> in shared memory.
 template <class Real, bool kPair, int M>
@@ -244,7 +257,7 @@ __global__ void __launch_bounds__(THREADS, column_blocks_per_sm<THREADS, Real, R
       bm += std::size_t(tile.parity) * std::size_t(tile.ld);
       tile.ld *= 2;
     }
-    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.ahead, kShape.quad>;
+    using Phases = column_fft::ColumnPhases<Real, R, Op, Layout, kShape.ahead, kShape.quad, kShape.shaped>;
     const Phases ph{tile, kPass, op};
     if constexpr (M > 0) {  // the phases' count and the modes' phase as constants
       constexpr int kStages = row_fft::stages_before_last(kM, RB) + 1;

@@ -370,6 +370,7 @@ class CudaExec {
     }
     StageOfColumns<Real> run = op;
     run.with_sums = op.with_sums && !apart;
+    run.shape = op.stage.shape();
     columns_.stage(run, a, b, graph_.clock(), stage, each, chained(), stream_);
     if (!op.with_sums) return;
     cuda_launch::launch_chained(chained(), cuda_launch::budget_finish_kernel<kThreads>, dim3(members_),
