@@ -111,7 +111,7 @@ struct ColumnShape {
   //! Double precision's pairs lost with it (2048^2 0.631 -> 0.654, 4096^2 2.487 -> 2.610): their
   //! stage kernels' stack went to 112 and 144 bytes. Each shape is another copy of the phase in the
   //! kernel, so the kernels of shorter columns, whose steps are their launches, keep one (with
-  //! every kernel compiled for the shapes, backend.cu took 2.7 times as long to compile; H200,
+  //! every kernel compiled for the shapes, the backend took 2.7 times as long to compile; H200,
   //! docs/performance.md, "The stage compiled for its shape").
   bool shaped;
 };

@@ -1,4 +1,9 @@
-//! @file The CUDA backend of one GPU: BackendImpl over CudaExec (src/backends/cuda/exec.cuh).
+//! @file The CUDA backend of one GPU: BackendImpl over CudaExec (src/backends/cuda/exec.cuh),
+//! instantiated once a precision, each in a translation unit of its own (backend_single.cu,
+//! backend_double.cu), so that the two, which hold nearly all of the build's kernels, compile
+//! side by side.
+#pragma once
+
 #include "backends/cuda/exec.cuh"
 
 namespace cascade {
@@ -10,8 +15,5 @@ std::unique_ptr<Backend<Real>> make_cuda_backend(const Grid& grid, int device, i
   if (batch > 0) b->hold_members(first_member, batch);
   return b;
 }
-
-template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const Grid&, int, int, int, int);
-template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const Grid&, int, int, int, int);
 
 }  // namespace cascade
