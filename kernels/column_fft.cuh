@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "cascade/types.hpp"
 #include "kernels/row_fft.cuh"
@@ -144,10 +145,10 @@ struct ColumnTile {
   //! A quad (a cluster of four, ColumnPhases kQuad): the tile's columns of 2n points split by the
   //! parity of y, block field + 2 parity holding field `field`'s points y = 2t + parity, t < n,
   //! and transforming them (n points); quad[r] the shared memory of block r (this one's too),
-  //! tw_full the factors exp(2 pi i k / 2n) that join the halves at each mode.
+  //! tw_join the factors that join the halves at each mode, by position (join_twiddles).
   int parity = -1;
   Cx<Real>* quad[4] = {nullptr, nullptr, nullptr, nullptr};
-  const Cx<Real>* tw_full = nullptr;
+  const Cx<Real>* tw_join = nullptr;
 
   //! The fields whose columns s holds: 2, or 1 in a pair.
   CASCADE_HD int held() const { return field < 0 ? 2 : 1; }
@@ -159,7 +160,7 @@ struct ColumnTile {
   template <class To>
   CASCADE_HD ColumnTile<Real, To> in_layout() const {
     return {n, m, columns, first_column, valid, ld, s, tw, rb, field, partner, parity,
-            {quad[0], quad[1], quad[2], quad[3]}, tw_full};
+            {quad[0], quad[1], quad[2], quad[3]}, tw_join};
   }
   CASCADE_HD int stages() const { return row_fft::stages_before_last(m, rb) + 1; }
 
@@ -285,7 +286,7 @@ struct ColumnTile {
   //! The phase of each mode of a quad: at position p of the half transforms (index k < n) the
   //! four blocks hold, conjugated, E and O, the transforms of each field's even and odd points;
   //! X[k] = E + w O and X[k + n] = E - w O (w = exp(-2 pi i k / 2n); on the conjugated values
-  //! its conjugate, tw_full[k]) are the column's modes k and k + n, fn takes both, and
+  //! its conjugate, tw_join[p]) are the column's modes k and k + n, fn takes both, and
   //! E' = Y[k] + Y[k + n], O' = (Y[k] - Y[k + n]) / w go back for the inverse transforms of the
   //! halves. Each block takes a quarter of the positions, three of its four values in the other
   //! blocks' shared memory. fn's reads at both modes (ReadsAhead) are asked for at the position:
@@ -305,7 +306,7 @@ struct ColumnTile {
     for (int p = first + (t0 >> column_bits); p < end; p += dp) {
       const int k = row_fft::dif_frequency(m, p, rb), i = Layout::at(p);
       const QuadReads<Fn, kAhead> early(fn, c, k, n);
-      const Cx<Real> w = tw_full[k];
+      const Cx<Real> w = tw_join[p];
       const Cx<Real> wa = row_fft::mul(w, oa[i]), wb = row_fft::mul(w, ob[i]);
       const Cx<Real> xa = ea[i], xb = eb[i];
       Cx<Real> la = conj(row_fft::add(xa, wa)), lb = conj(row_fft::add(xb, wb));
@@ -330,6 +331,19 @@ struct ColumnTile {
     return acc;
   }
 };
+
+//! A quad's join factors by position (ColumnTile::tw_join): entry p of the half columns of n =
+//! 2^m points in stages of radix 2^rb holds tw_full[k], k = row_fft::dif_frequency(m, p, rb),
+//! tw_full the table exp(2 pi i j / 2n), j < 2n. A warp's lanes take consecutive positions, whose
+//! frequencies are digit-reversed, so that from tw_full a warp's read took eight sectors, and
+//! the multiply waiting for it held 13.6% of the single 8192^2 stage kernel's stall samples
+//! (ncu, H200); by position it takes one or two.
+template <class Real>
+std::vector<Cx<Real>> join_twiddles(int m, int rb, const std::vector<Cx<Real>>& tw_full) {
+  std::vector<Cx<Real>> join(std::size_t(1) << m);
+  for (int p = 0; p < (1 << m); ++p) join[std::size_t(p)] = tw_full[std::size_t(row_fft::dif_frequency(m, p, rb))];
+  return join;
+}
 
 //! A pass over a tile as phases between barriers (the kernel's body, and the host's emulation),
 //! the load folded into the first stage of the decimation in frequency and the store into the

@@ -38,8 +38,10 @@
 //! run the same arithmetic thread by thread (tests/test_fft.cpp, RowFft) against a plain DFT.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
+#include <vector>
 
 #include "cascade/types.hpp"
 #include "kernels/ns_terms.cuh"
@@ -144,6 +146,37 @@ CASCADE_HD inline void dft(Cx<Real> (&x)[R]) {
   }
 }
 
+//! The radix-16 stages' sections of a twiddle table of n points (twiddle_table): after the n
+//! entries tw[k] = exp(2 pi i k / n), one section a block length L = 2^l, 32 <= L <= n, holding
+//! the factors w, w^4, w^8, w^12 (w = tw[n1 n / L]) of each of its M = L / 16 butterflies n1,
+//! factor by factor: factor f of butterfly n1 at stage_section(n, l) + f M + n1. A warp's lanes,
+//! consecutive butterflies, then read consecutive entries, where the flat table's w^4 lay 4 n / L
+//! entries apart (ncu of single precision's 8192-point row kernel: 24 sectors a warp's load, an
+//! L1 hit rate of 51%, 28% of the stall samples waiting for these loads).
+//! Section l starts at n + sum_{5 <= j < l} 2^(j - 2).
+CASCADE_HD constexpr int stage_section(int n, int l) { return n + (1 << (l - 2)) - 8; }
+//! Entries of a table of n points, with the sections or without.
+CASCADE_HD constexpr int twiddle_table_size(int n, bool sections) {
+  return sections && n >= 32 ? n + n / 2 - 8 : n;  // the last section, n / 4 entries, at n + n / 4 - 8
+}
+
+//! A butterfly's own factors in a table with sections: factor f (w^(4f), w for f = 0) at
+//! at[f * stride] (stride: the stage's butterflies a block, M); `at` null: none (the flat table).
+template <class Real>
+struct StageFactors {
+  const Cx<Real>* at = nullptr;
+  int stride = 0;
+  CASCADE_HD explicit operator bool() const { return at != nullptr; }
+  CASCADE_HD Cx<Real> operator[](int f) const { return at[f * stride]; }
+};
+//! The factors of butterfly n1 of a radix-R stage over blocks of 2^l points (M of them a block),
+//! where the table has sections (`sections`) and the stage is of radix 16 with twiddles.
+template <int R, class Real>
+CASCADE_HD inline StageFactors<Real> stage_factors(const Cx<Real>* tw, int n, int l, int M, int n1, bool sections) {
+  if (R != 16 || !sections || M < 2) return {};
+  return {tw + stage_section(n, l) + n1, M};
+}
+
 //! x[q] *= exp(SIGN 2 pi i n1 q / L), q = 1..R-1, from the table tw[k] = exp(2 pi i k / n)
 //! (n: the row's length, L divides it), step = n / L: the first factor from the table, the
 //! three after every fourth by products. Every fourth: in double precision by squaring (w^4 =
@@ -151,10 +184,12 @@ CASCADE_HD inline void dft(Cx<Real> (&x)[R]) {
 //! one load a butterfly where loading them took up to four (H100, a step 2-3% faster from 2048^2
 //! to 8192^2 and 4% at 512^2: docs/performance.md, "The row kernel of large grids"); in single
 //! precision from the table (squaring's error failed the row kernel's 4e-6 against the plain
-//! transforms at 1024 points, and lost 128^2 ensembles 3%).
+//! transforms at 1024 points, and lost 128^2 ensembles 3%), or from the butterfly's section
+//! (`f`, stage_factors), which holds the same values.
 //! w1: the first factor, tw[n1 step mod n] (first_twiddle).
 template <int R, int SIGN, class Real>
-CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], Cx<Real> w1, const Cx<Real>* tw, int n, int step, int n1) {
+CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], Cx<Real> w1, const Cx<Real>* tw, int n, int step, int n1,
+                               StageFactors<Real> f = {}) {
   constexpr bool kSquare = sizeof(Real) == sizeof(double);
   const int mask = n - 1;
   Cx<Real> w2 = w1, w4 = w1, w8 = w1;
@@ -167,13 +202,14 @@ CASCADE_HD inline void twiddle(Cx<Real> (&x)[R], Cx<Real> w1, const Cx<Real>* tw
 CASCADE_UNROLL
   for (int q = 1; q < R; ++q) {
     if (q > 1 && q % 4 != 0) w = mul(w, w1);
-    else if (q > 1) w = !kSquare ? tw[(n1 * step * q) & mask] : q == 4 ? w4 : q == 8 ? w8 : mul(w8, w4);
+    else if (q > 1 && kSquare) w = q == 4 ? w4 : q == 8 ? w8 : mul(w8, w4);
+    else if (q > 1) w = f ? f[q / 4] : tw[(n1 * step * q) & mask];
     x[q] = SIGN > 0 ? mul(x[q], w) : mul_conj(x[q], w);
   }
 }
 
 //! The first twiddle factor of the butterfly at n1 of a stage over blocks of 2^l points (1
-//! where M = 1: none). In double precision the butterflies ask for it before they gather their
+//! where M = 1: none), from its section where it has one (f). In double precision the butterflies ask for it before they gather their
 //! points, so that the table's load (global memory) is on its way with theirs (a first stage of
 //! radix 2, whose DFT is one addition, waited for it: ncu of the single 8192-point rows, 6.5% of
 //! the row kernel's stall samples at its first use): 8192^2 0.8% faster a step, 4096^2 1%, 2048^2
@@ -181,11 +217,30 @@ CASCADE_UNROLL
 //! 8192 points spilled and took 1% longer; there it is read where it is used (H200,
 //! docs/performance.md, "The butterflies' first twiddle early").
 template <class Real>
-CASCADE_HD inline Cx<Real> first_twiddle(const Cx<Real>* tw, int n, int l, int M, int n1) {
+CASCADE_HD inline Cx<Real> first_twiddle(const Cx<Real>* tw, int n, int l, int M, int n1, StageFactors<Real> f = {}) {
+  if (f) return f[0];
   return M > 1 ? tw[(n1 * (n >> l)) & (n - 1)] : Cx<Real>{Real(1), Real(0)};
 }
 template <class Real>
 constexpr bool kTwiddleFirst = sizeof(Real) == sizeof(double);
+
+//! The twiddle table of n points (a power of two), tw[k] = exp(2 pi i k / n) rounded from
+//! double, with the radix-16 stages' sections after it (`sections`: stage_section) or not: on
+//! the host, for the device's tables (device_twiddles) and the host's emulation alike. A
+//! section's entries are copies of the entries the flat table's reads take.
+template <class Real>
+std::vector<Cx<Real>> twiddle_table(int n, bool sections) {
+  std::vector<Cx<Real>> tw(std::size_t(twiddle_table_size(n, sections)));
+  const double two_pi = 2 * 3.14159265358979323846;
+  for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  if (twiddle_table_size(n, sections) == n) return tw;
+  for (int l = 5; (1 << l) <= n; ++l) {
+    const int M = 1 << (l - 4), step = n >> l, at = stage_section(n, l);
+    for (int f = 0; f < 4; ++f)
+      for (int n1 = 0; n1 < M; ++n1) tw[std::size_t(at + f * M + n1)] = tw[(n1 * step * (f ? 4 * f : 1)) & (n - 1)];
+  }
+  return tw;
+}
 
 //! Butterfly t of a decimation-in-frequency stage (exponent +1: the inverse transform) over
 //! blocks of length L = 2^l = R M: gather x[b L + n1 + M j], DFT, twiddle, scatter to b L + n1 + M q.
@@ -205,13 +260,16 @@ struct ButterflyPlace {
 };
 
 //! in(i) gives point i (dif_butterfly: shared memory; the column kernel's first stage: the
-//! field in global memory).
+//! field in global memory). `sections`: tw has the radix-16 stages' sections (twiddle_table),
+//! from which those stages take their factors (stage_factors); the same values, the same bits.
 template <int R, class Layout = Padded, class Real, class In>
-CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
+CASCADE_HD inline void dif_butterfly_from(const In& in, Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t,
+                                          bool sections = false) {
   const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
+  const StageFactors<Real> f = stage_factors<R>(tw, n, l, M, n1, sections);
   Cx<Real> w1{};
-  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1);
+  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1, f);
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) x[j] = in(base + M * j);
@@ -219,13 +277,13 @@ CASCADE_UNROLL
   Cx<Real> y[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) y[q] = x[bit_reverse<R>(q)];
-  if (M > 1) twiddle<R, +1>(y, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1), tw, n, n >> l, n1);
+  if (M > 1) twiddle<R, +1>(y, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1, f), tw, n, n >> l, n1, f);
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) s[Layout::at(base + M * q)] = y[q];
 }
 template <int R, class Layout = Padded, class Real>
-CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
-  dif_butterfly_from<R, Layout>([s](int i) { return s[Layout::at(i)]; }, s, tw, n, l, t);
+CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, bool sections = false) {
+  dif_butterfly_from<R, Layout>([s](int i) { return s[Layout::at(i)]; }, s, tw, n, l, t, sections);
 }
 
 //! Butterfly t of the decimation-in-time stage (exponent -1: the forward transform) that
@@ -233,15 +291,17 @@ CASCADE_HD inline void dif_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int
 //! out(i, z) takes point i (dit_butterfly: shared memory; the column kernel's last stage: the
 //! field in global memory).
 template <int R, class Layout = Padded, class Real, class Out>
-CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, const Out& out) {
+CASCADE_HD inline void dit_butterfly_to(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, const Out& out,
+                                        bool sections = false) {
   const ButterflyPlace<R> b(l, t);
   const int M = b.M, n1 = b.n1, base = b.base;
+  const StageFactors<Real> f = stage_factors<R>(tw, n, l, M, n1, sections);
   Cx<Real> w1{};
-  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1);
+  if constexpr (kTwiddleFirst<Real>) w1 = first_twiddle(tw, n, l, M, n1, f);
   Cx<Real> x[R];
 CASCADE_UNROLL
   for (int q = 0; q < R; ++q) x[q] = s[Layout::at(base + M * q)];
-  if (M > 1) twiddle<R, -1>(x, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1), tw, n, n >> l, n1);
+  if (M > 1) twiddle<R, -1>(x, kTwiddleFirst<Real> ? w1 : first_twiddle(tw, n, l, M, n1, f), tw, n, n >> l, n1, f);
   dft<R, -1>(x);
 CASCADE_UNROLL
   for (int j = 0; j < R; ++j) out(base + M * j, x[bit_reverse<R>(j)]);
@@ -249,19 +309,20 @@ CASCADE_UNROLL
 //! The butterfly's outputs in registers: y[j] the point at base + M j (dit_butterfly_to gives
 //! them in that order; unrolled, the count is a constant at each).
 template <int R, class Layout = Padded, class Real>
-CASCADE_HD inline void dit_outputs(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, Cx<Real> (&y)[R]) {
+CASCADE_HD inline void dit_outputs(const Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, Cx<Real> (&y)[R],
+                                   bool sections = false) {
   int j = 0;
-  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [&](int, Cx<Real> z) { y[j++] = z; });
+  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [&](int, Cx<Real> z) { y[j++] = z; }, sections);
 }
 template <int R, class Layout = Padded, class Real>
-CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
-  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; });
+CASCADE_HD inline void dit_butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, bool sections = false) {
+  dit_butterfly_to<R, Layout>(s, tw, n, l, t, [s](int i, Cx<Real> z) { s[Layout::at(i)] = z; }, sections);
 }
 
 template <bool kInverse, int R, class Layout = Padded, class Real>
-CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t) {
-  if constexpr (kInverse) dif_butterfly<R, Layout>(s, tw, n, l, t);
-  else dit_butterfly<R, Layout>(s, tw, n, l, t);
+CASCADE_HD inline void butterfly(Cx<Real>* s, const Cx<Real>* tw, int n, int l, int t, bool sections = false) {
+  if constexpr (kInverse) dif_butterfly<R, Layout>(s, tw, n, l, t, sections);
+  else dit_butterfly<R, Layout>(s, tw, n, l, t, sections);
 }
 
 //! A transform of 2^m points is made of stages of radix 2^rb (rb = 4, radix 16, but for the
@@ -335,12 +396,13 @@ CASCADE_HD_INLINE void with_radix(int bits, const F& f) {
 
 //! Dispatch a stage of radix 2^bits (1..4) over blocks of 2^l points of a transform of `len`
 //! points over the butterflies t0, t0 + dt, ... < len / R (twiddles from the table of nt: tw,
-//! twiddle).
+//! twiddle; `sections`: its radix-16 stages' sections too, stage_factors).
 template <bool kInverse, class Layout = Padded, class Real>
-CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int l, int t0, int dt) {
+CASCADE_HD inline void stage(int bits, Cx<Real>* s, const Cx<Real>* tw, int nt, int len, int l, int t0, int dt,
+                             bool sections = false) {
   const int count = len >> bits;
   with_radix(bits, [&](auto r) {
-    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value, Layout>(s, tw, nt, l, t);
+    for (int t = t0; t < count; t += dt) butterfly<kInverse, decltype(r)::value, Layout>(s, tw, nt, l, t, sections);
   });
 }
 
@@ -442,7 +504,7 @@ struct RowPhases {
   int m;      //!< log2 of the points of the transform in shared memory (n, or n / split)
   int kept;   //!< kept columns (kx < kept)
   Cx<Real>* s;
-  const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n
+  const Cx<Real>* tw;  //!< exp(2 pi i k / n), k < n (twiddle_table), and the sections where stage_table
   CflSpeed<Real> speed;
   Cx<Real>* spill;  //!< split > 1: (split - 1) 2^m elements, the block's own
   int rb = 4;       //!< log2 of the stages' radix (first_stage_bits): 4, 3 or 2 (rows of one part)
@@ -453,6 +515,9 @@ struct RowPhases {
   //! Rows of one part with an inverse stage before the middle: the store folded into the last
   //! forward stage (last_stage_store), one phase fewer.
   bool fold_store = false;
+  //! tw has the radix-16 stages' sections after its n entries (twiddle_table), and the stages
+  //! take their factors there (stage_factors): the same values, read a warp's lanes' in a row.
+  bool stage_table = false;
 
   CASCADE_HD int split() const { return n >> m; }
   CASCADE_HD int inverse_stages() const { return stages_before_last(m, rb); }
@@ -485,11 +550,11 @@ struct RowPhases {
     }
     const int r = r0 + (folded() ? 1 : 0);  // the phases after as unfolded
     if (r <= a) {  // inverse stage r - 1
-      stage<true>(stage_bits(r - 1), s, tw, n, len, stage_log2_length(r - 1), t0, dt);
+      stage<true>(stage_bits(r - 1), s, tw, n, len, stage_log2_length(r - 1), t0, dt, stage_table);
     } else if (r == a + 1) {
       return middle_pass(rb, s, len, t0, dt, speed);
     } else if (r <= 2 * a + 1) {  // forward stages: each undoes inverse stage 2a + 1 - r
-      stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_log2_length(2 * a + 1 - r), t0, dt);
+      stage<false>(stage_bits(2 * a + 1 - r), s, tw, n, len, stage_log2_length(2 * a + 1 - r), t0, dt, stage_table);
     } else if (q < S - 1) {  // the part waits in the spill area
       for (int j = t0; j < len; j += dt) spill[q * len + j] = s[Padded::at(j)];
     }
@@ -505,10 +570,10 @@ struct RowPhases {
                            const Cx<Real>* b_in, Cx<Real>* a_out, Cx<Real>* b_out) const {
     const int len = 1 << m, a = inverse_stages();
     if (p == 0) load_halves(part, t0, dt, a_in, b_in);
-    else if (p <= a) stage<true>(stage_bits(p - 1), s, tw, n, len, stage_log2_length(p - 1), t0, dt);
+    else if (p <= a) stage<true>(stage_bits(p - 1), s, tw, n, len, stage_log2_length(p - 1), t0, dt, stage_table);
     else if (p == a + 1) return middle_pass(rb, s, len, t0, dt, speed);
     else if (p <= 2 * a + 1)
-      stage<false>(stage_bits(2 * a + 1 - p), s, tw, n, len, stage_log2_length(2 * a + 1 - p), t0, dt);
+      stage<false>(stage_bits(2 * a + 1 - p), s, tw, n, len, stage_log2_length(2 * a + 1 - p), t0, dt, stage_table);
     else pair_store(part, partner, t0, dt, a_out, b_out);
     return MaxOp<Real>::identity();
   }
@@ -575,7 +640,8 @@ struct RowPhases {
     with_radix(stage_bits(0), [&](auto r) {
       constexpr int R = decltype(r)::value;
       for (int t = t0; t < n / R; t += dt)
-        dif_butterfly_from<R>([&](int k) { return z_spectrum(a_in, b_in, n, kept, k); }, s, tw, n, m, t);
+        dif_butterfly_from<R>([&](int k) { return z_spectrum(a_in, b_in, n, kept, k); }, s, tw, n, m, t,
+                                    stage_table);
     });
   }
   //! The kept columns of a row of one part into shared memory: F columns' loads in flight a
@@ -650,8 +716,8 @@ struct RowPhases {
       for (int i = t0; i < half; i += dt) {
         const int A = i, B = i == 0 ? half : M - i;
         Cx<Real> ya[R], yb[R];
-        dit_outputs<R>(s, tw, n, m, A, ya);
-        dit_outputs<R>(s, tw, n, m, B, yb);
+        dit_outputs<R>(s, tw, n, m, A, ya, stage_table);
+        dit_outputs<R>(s, tw, n, m, B, yb, stage_table);
 CASCADE_UNROLL
         for (int j = 0; j < R; ++j) {
           const int ka = A + M * j, kb = B + M * j;
@@ -672,14 +738,14 @@ CASCADE_UNROLL
     const int u = (t0 / (2 * h)) * h + t0 % h;
     const int t = t0 % (2 * h) < h ? u : u == 0 ? M / 2 : M - u;
     Cx<Real> y[R];
-    dit_outputs<R>(s, tw, n, m, t, y);
+    dit_outputs<R>(s, tw, n, m, t, y, stage_table);
 #ifdef __CUDA_ARCH__
     // The row's lanes (M of them from a multiple of M, or the warp), which all get here.
     const int width = M < 32 ? M : 32;
     const unsigned lanes = width == 32 ? 0xffffffffu : ((1u << width) - 1) << (threadIdx.x & 31 & ~(width - 1));
 #else
     Cx<Real> mine[R];  // the partner's outputs, as its thread computes them
-    dit_outputs<R>(s, tw, n, m, t == 0 || t == M / 2 ? t : M - t, mine);
+    dit_outputs<R>(s, tw, n, m, t == 0 || t == M / 2 ? t : M - t, mine, stage_table);
 #endif
 CASCADE_UNROLL
     for (int j = 0; j < R; ++j) {

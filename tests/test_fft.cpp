@@ -293,9 +293,11 @@ namespace {
 //! gets the products' half spectra as the phases left them (a's kept columns, then b's).
 //! `pair` (split 2): the parts over a pair of blocks (RowPhases::part), each phase run by both
 //! blocks' threads before the next, block 1's first, as between the pair's barriers.
+//! `stage_table`: the table with the radix-16 stages' sections, read there (RowPhases::stage_table).
 template <class Real>
 void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb = 4, int flight = 4, bool fold = false,
-                        bool fold_store = false, std::vector<Complex<Real>>* out = nullptr, bool pair = false) {
+                        bool fold_store = false, std::vector<Complex<Real>>* out = nullptr, bool pair = false,
+                        bool stage_table = false) {
   using C = Complex<Real>;
   const int kept = (n - 1) / 3 + 1;
   int m = 0;
@@ -348,6 +350,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   std::vector<C> tw(n), s(row_fft::Padded::size(len), C{Real(7), Real(7)});  // garbage: the load zeroes
   std::vector<C> spill(std::size_t(split - 1) * len + 1);
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+  if (stage_table) tw = row_fft::twiddle_table<Real>(n, true);  // its first n entries as above
   int m_len = 0;
   while ((1 << m_len) < len) ++m_len;
   row_fft::RowPhases<Real> ph{n, m_len, kept, s.data(), tw.data(), speed, spill.data()};
@@ -355,6 +358,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   ph.flight = flight;
   ph.fold = fold;
   ph.fold_store = fold_store;
+  ph.stage_table = stage_table;
   ASSERT_EQ(ph.split(), split);
   // A pair: block q does part q in its own shared memory, the partner's the other's.
   std::vector<C> s1(s.size(), C{Real(7), Real(7)});
@@ -384,7 +388,7 @@ void check_row_products(int n, unsigned seed, double tol, int split = 1, int rb 
   }
   EXPECT_LT(err / double(scale), tol) << "n = " << n << ", split " << split << ", radix bits " << rb << ", flight "
                                        << flight << ", fold " << fold << ", store folded " << fold_store << ", pair "
-                                       << pair;
+                                       << pair << ", stage table " << stage_table;
   if (out) {
     *out = a_out;
     out->insert(out->end(), b_out.begin(), b_out.end());
@@ -484,6 +488,61 @@ TEST(RowFft, HostEmulationSplitRows) {
   check_row_products<float>(1024, 73u, 2e-6, 2, 4, 4, false, false, nullptr, true);
 }
 
+TEST(RowFft, TwiddleTableSections) {
+  // The sections of the radix-16 stages (row_fft::stage_section): each butterfly's w, w^4, w^8,
+  // w^12 of every block length from 32 points up, the flat table's own entries, the sections
+  // back to back up to the table's end.
+  for (int n : {16, 32, 64, 1024, 8192}) {
+    const auto flat = row_fft::twiddle_table<float>(n, false), tw = row_fft::twiddle_table<float>(n, true);
+    ASSERT_EQ(flat.size(), std::size_t(n));
+    ASSERT_EQ(tw.size(), std::size_t(row_fft::twiddle_table_size(n, true)));
+    EXPECT_EQ(std::memcmp(flat.data(), tw.data(), sizeof(flat[0]) * flat.size()), 0) << "n = " << n;
+    int end = n;
+    for (int l = 5; (1 << l) <= n; ++l) {
+      const int M = 1 << (l - 4), at = row_fft::stage_section(n, l);
+      EXPECT_EQ(at, end) << "n = " << n << ", l = " << l;
+      for (int n1 = 0; n1 < M; ++n1)
+        for (int f = 0; f < 4; ++f) {
+          const auto w = tw[std::size_t(at + f * M + n1)];
+          const auto want = flat[std::size_t((n1 * (n >> l) * (f ? 4 * f : 1)) % n)];
+          ASSERT_TRUE(w.re == want.re && w.im == want.im) << "n = " << n << ", l = " << l << ", n1 " << n1 << ", f " << f;
+        }
+      end = at + 4 * M;
+    }
+    EXPECT_EQ(std::size_t(end), tw.size()) << "n = " << n;
+  }
+}
+
+TEST(RowFft, HostEmulationStageTwiddlesGiveTheSameBits) {
+  // The radix-16 stages' factors from the table's sections (RowPhases::stage_table, single
+  // precision's row kernels) against the flat table: the same bits, with every first radix (16,
+  // 2, 4, 8), the load and the store folded or not, rows in parts and over pairs of blocks, in
+  // both precisions.
+  const auto same_bits = [](const auto& x, const auto& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), sizeof(x[0]) * x.size()) == 0;
+  };
+  const auto both = [&](auto real, int n, unsigned seed, double tol, int split, int flight, bool fold, bool fold_store,
+                        bool pair) {
+    using Real = decltype(real);
+    std::vector<Complex<Real>> flat, sections;
+    check_row_products<Real>(n, seed, tol, split, 4, flight, fold, fold_store, &flat, pair, false);
+    check_row_products<Real>(n, seed, tol, split, 4, flight, fold, fold_store, &sections, pair, true);
+    EXPECT_TRUE(same_bits(flat, sections)) << "n = " << n << ", split " << split << ", fold " << fold
+                                           << ", store folded " << fold_store << ", pair " << pair << ", "
+                                           << sizeof(Real) << "-byte reals";
+  };
+  for (int n : {256, 512, 1024, 2048, 4096, 8192})
+    for (bool fold : {false, true})
+      for (bool fold_store : {false, true}) {
+        both(float{}, n, 113u + n, 4e-6, 1, n == 8192 ? 2 : 4, fold, fold_store, false);
+        if (n <= 2048) both(double{}, n, 127u + n, 1e-13, 1, 4, fold, fold_store, false);
+      }
+  both(float{}, 16384, 131u, 4e-6, 2, 4, false, false, false);
+  both(float{}, 16384, 137u, 4e-6, 2, 4, false, false, true);
+  both(float{}, 2048, 139u, 4e-6, 4, 4, false, false, false);
+  both(double{}, 2048, 149u, 1e-13, 2, 4, false, false, true);
+}
+
 TEST(RowFft, HostEmulationLargestRows) {
   check_row_products<double>(8192, 3u, 1e-13);
   check_row_products<double>(16384, 4u, 1e-13, 2);
@@ -562,6 +621,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
       s(std::max(std::size_t(2 * columns) * column_fft::column_stride<Layout>(n), 4 * quarter), C{Real(7), Real(7)});
   for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
   for (int k = 0; k < n / 2; ++k) tw_half[k] = tw[2 * k];
+  const std::vector<C> tw_join = kQuad ? column_fft::join_twiddles(m - 1, rb, tw) : std::vector<C>{};
   column_fft::ColumnTile<Real, Layout> tile{n, m, columns, first, valid, ld, s.data(), tw.data()};
   tile.rb = rb;
   // A pair: field 0's block holds the first half of s, field 1's the second.
@@ -580,7 +640,7 @@ void check_column_passes(int n, int columns, int valid, unsigned seed, double to
     quads[r].m = m - 1;
     quads[r].ld = 2 * ld;
     quads[r].tw = tw_half.data();
-    quads[r].tw_full = tw.data();
+    quads[r].tw_join = tw_join.data();
     quads[r].field = r & 1;
     quads[r].parity = r >> 1;
     quads[r].s = s.data() + r * quarter;

@@ -326,6 +326,7 @@ class ColumnKernelEval {
   ~ColumnKernelEval() {
     if (twiddles_) cudaFree(twiddles_);
     if (half_twiddles_) cudaFree(half_twiddles_);
+    if (join_twiddles_) cudaFree(join_twiddles_);
     if (partials_) cudaFree(partials_);
   }
 
@@ -408,6 +409,8 @@ class ColumnKernelEval {
     if (pair_) rb_ = 4;
     else if (m_ == 9 && !wide_) rb_ = 3;
     else rb_ = members_ == 1 && !wide_ && m_ >= radix4_from && m_ <= 8 && tiles_ < radix4_tiles ? 2 : 4;
+    if (quad_)
+      join_twiddles_ = device_table(column_fft::join_twiddles(m_ - 1, rb_, row_fft::twiddle_table<Real>(ny, false)));
     each_instantiation([&](auto* kernel) {
       CASCADE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)));
     });
@@ -550,7 +553,7 @@ class ColumnKernelEval {
       tile.n = ny_ / 2;
       tile.m = m_ - 1;
       tile.tw = half_twiddles_;
-      tile.tw_full = twiddles_;
+      tile.tw_join = join_twiddles_;
     }
     const dim3 grid{unsigned(blocks()), unsigned(members_)};
     // work_size is tile.n tile.ld, passed rather than derived in the kernel: derived there, ptxas
@@ -572,7 +575,8 @@ class ColumnKernelEval {
   int rb_ = 4;         //!< log2 of the stages' radix of columns of a constant length (make)
   std::size_t smem_ = 0;
   Cplx* twiddles_ = nullptr;
-  Cplx* half_twiddles_ = nullptr;  //!< a quad's half columns' table (twiddles_: the joins')
+  Cplx* half_twiddles_ = nullptr;  //!< a quad's half columns' table
+  Cplx* join_twiddles_ = nullptr;  //!< a quad's join factors by position (column_fft::join_twiddles)
   SpectralSums* partials_ = nullptr;
 };
 

@@ -176,6 +176,17 @@ struct RowStaging {
 //! launched by the host, without staging against with: double 4096^2 2.79-2.82 against
 //! 2.69-2.72, 8192^2 14.9-15.2 against 14.4-14.7; single 8192^2 8.87-8.97 against 8.77-8.90.
 //! Shorter rows gained nothing (single 4096^2 lost 0.3-0.6%, 2048^2 was even).
+//! Whether the row kernels' stages take their radix-16 factors from the table's sections
+//! (RowPhases::stage_table, row_fft::stage_factors): in single precision, whose butterflies load
+//! w^4, w^8 and w^12 as well as w. The single 8192-point row kernel took 712 -> 642 us with them
+//! (ncu, median of 8 launches; single 8192^2 6.83-6.86 -> 6.55-6.56 ms a step, H200, three rounds);
+//! in double, whose butterflies load w alone and square it, that kernel took 1,050 us with them
+//! against 1,020 without.
+template <class Real>
+constexpr bool row_stage_table() {
+  return sizeof(Real) == sizeof(float);
+}
+
 template <class Real>
 constexpr bool staged_rows(int m) {
   return m <= 13 && (sizeof(Complex<Real>) << m) >= (std::size_t(1) << 16);
@@ -221,6 +232,7 @@ __global__ void __launch_bounds__(THREADS, row_blocks_per_sm<THREADS, kGrouped, 
   constexpr bool kFoldStore = folds_row_store(M, RB);
   ph.fold = kFold;
   ph.fold_store = kFoldStore;
+  ph.stage_table = row_stage_table<Real>();
   ph.spill += std::size_t(blockIdx.x) * std::size_t(ph.split() - 1) * (std::size_t(1) << ph.m);
   const MaxOp<Real> op;
   Real acc = MaxOp<Real>::identity();
@@ -301,6 +313,7 @@ __global__ void __launch_bounds__(512, 1)
   ph.m = M;
   ph.kept = two_thirds_band(ph.n) + 1;
   ph.rb = kRb;
+  ph.stage_table = row_stage_table<Real>();
   ph.s = reinterpret_cast<Complex<Real>*>(row_smem);
   int part = 0;
   const Complex<Real>* partner = nullptr;
@@ -330,17 +343,19 @@ __global__ void __launch_bounds__(512, 1)
 
 }  // namespace cuda_launch
 
-//! The table exp(2 pi i k / n), k < n, in device memory (the row and column kernels'), freed by
-//! the caller with cudaFree.
+//! A table in device memory, freed by the caller with cudaFree.
 template <class Real>
-Complex<Real>* device_twiddles(int n) {
-  std::vector<Complex<Real>> tw(n);
-  const double two_pi = 2 * 3.14159265358979323846;
-  for (int k = 0; k < n; ++k) tw[k] = {Real(std::cos(two_pi * k / n)), Real(std::sin(two_pi * k / n))};
+Complex<Real>* device_table(const std::vector<Complex<Real>>& tw) {
   Complex<Real>* d = nullptr;
   CASCADE_CUDA_CHECK(cudaMalloc(&d, sizeof(Complex<Real>) * tw.size()));
   CASCADE_CUDA_CHECK(cudaMemcpy(d, tw.data(), sizeof(Complex<Real>) * tw.size(), cudaMemcpyHostToDevice));
   return d;
+}
+//! The table exp(2 pi i k / n), k < n, in device memory (the row and column kernels'), with the
+//! radix-16 stages' sections after it where `sections` (row_fft::twiddle_table).
+template <class Real>
+Complex<Real>* device_twiddles(int n, bool sections = false) {
+  return device_table(row_fft::twiddle_table<Real>(n, sections));
 }
 
 //! Where a kernel's CFL maximum goes: per-block partials, the last block's ticket, the result
@@ -413,7 +428,7 @@ class RowKernelEval {
     ny_ = ny;
     log2_ = log2_for(nx);
     pair_ = pair && log2_ == kLog2Max && nx_ == 2 << log2_;
-    twiddles_ = device_twiddles<Real>(nx_);
+    twiddles_ = device_twiddles<Real>(nx_, cuda_launch::row_stage_table<Real>());
     // Short rows and few of them (a single run's small grid): narrow blocks (32 threads in
     // radix 16), fewer rows a block and more blocks, which hide each other's latency (256^2:
     // 128 blocks, not 32).
