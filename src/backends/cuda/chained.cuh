@@ -8,7 +8,10 @@
 //! The rule for a kernel launched chained: every block calls wait_for_previous() before it reads
 //! or writes global memory (a block that returned without waiting could let the kernel finish,
 //! and the next one start, before the one before it did). It may call let_next_launch() at any
-//! point after: the next kernel then only waits for this one's end.
+//! point after: the next kernel then only waits for this one's end. So when a kernel starts,
+//! every kernel of the chain before the one before it has ended: what those alone wrote, and
+//! nothing the one before it reads or writes, may be read or written before the wait (the step
+//! clock's budget sums, step_graph.cuh).
 #pragma once
 
 #include <cuda_runtime.h>

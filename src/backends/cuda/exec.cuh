@@ -205,10 +205,11 @@ class CudaExec {
   //! budget integrals on the device: two kernels, no host synchronisation.
   //! Each member's indices (n / members of them) go to their own blocks (a grid row a member)
   //! and integrals.
-  //! `dw`: the weights in device memory instead (a fused stage's: the step clock's).
+  //! `dw`: the weights in device memory instead (a fused stage's: the step clock's); in a step
+  //! being recorded, the sum of the partials is then left to the next clock (StepGraph::defer_budget).
   template <class Fn>
   void sum_into_budget(std::size_t n, const Fn& f, const BudgetWeights& w, const BudgetWeights* dw = nullptr) {
-    constexpr int kThreads = 256;
+    constexpr int kThreads = cuda_launch::kBudgetThreads;
     const std::size_t per = n / std::size_t(members_);
     const std::size_t want = (per + kThreads - 1) / kThreads;
     const std::size_t cap = std::max<std::size_t>(1, std::size_t(blocks_cap_) / std::size_t(members_));
@@ -216,6 +217,7 @@ class CudaExec {
     const dim3 grid{unsigned(blocks), unsigned(members_)};
     cuda_launch::for_each_sum_kernel<kThreads, SpectralSums><<<grid, kThreads, 0, stream_>>>(per, f, d_sum_partials_);
     CASCADE_CUDA_CHECK_LAUNCH();
+    if (graph_.recording() && dw == graph_.weights()) return graph_.defer_budget(d_sum_partials_, blocks, d_budget_);
     cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(
         d_sum_partials_, blocks, w, dw, d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
@@ -353,11 +355,11 @@ class CudaExec {
     columns_.inputs(op, a, b, chained(), stream_);
   }
   //! Stage `stage` over the columns, its numbers from the step's clock; with op.with_sums the
-  //! budget's sums weighted by the clock's weights into the integrals (budget_finish_kernel):
-  //! in the column kernel, or where its tiles are split over blocks (sums_apart) in a pass over
-  //! S of their own before it.
+  //! budget's sums weighted by the clock's weights into the integrals (budget_finish_kernel, or
+  //! in a step being recorded the next clock: StepGraph::defer_budget): in the column kernel, or
+  //! where its tiles are split over blocks (sums_apart) in a pass over S of their own before it.
   void column_stage(const StageOfColumns<Real>& op, Cplx* a, Cplx* b, int stage, const LinearCoefficients* each) {
-    constexpr int kThreads = 256;
+    constexpr int kThreads = cuda_launch::kBudgetThreads;
     const bool apart = op.with_sums && columns_.sums_apart();
     const SpectralSums* partials = columns_.partials();
     int count = columns_.blocks();  // the partials of each member
@@ -373,9 +375,9 @@ class CudaExec {
     run.shape = op.stage.shape();
     columns_.stage(run, a, b, graph_.clock(), stage, each, chained(), stream_);
     if (!op.with_sums) return;
-    cuda_launch::launch_chained(chained(), cuda_launch::budget_finish_kernel<kThreads>, dim3(members_),
-                                dim3(kThreads), 0, stream_, partials, count, BudgetWeights{}, graph_.weights(),
-                                d_budget_);
+    if (graph_.recording()) return graph_.defer_budget(partials, count, d_budget_);
+    cuda_launch::budget_finish_kernel<kThreads><<<members_, kThreads, 0, stream_>>>(partials, count, BudgetWeights{},
+                                                                                 graph_.weights(), d_budget_);
     CASCADE_CUDA_CHECK_LAUNCH();
   }
   //! The forward passes alone, the products left as half spectra in a, b: from copies of their
@@ -404,7 +406,7 @@ class CudaExec {
   int capture_graph(const StepRule& rule, const std::function<void()>& inputs,
                     const std::function<void()>& evaluation, const std::function<void()>& stages) {
     const int steps = steps_per_iteration();
-    graph_.record(stream_, rule, inputs, evaluation, stages, steps);
+    graph_.record(stream_, rule, inputs, evaluation, stages, steps, members_);
     return steps;
   }
   //! Steps an iteration of the graph's loop: kStepsPerIteration for rows and columns of at most

@@ -81,15 +81,17 @@ __global__ void __launch_bounds__(BLOCK) row_sum_kernel(int rows, int columns, F
   store_block_partial<BLOCK>(acc, d_partials);
 }
 
-//! A block a member (blockIdx.x): the sum of its `count` per-block partials, weighted into its
-//! six budget integrals with the weights `w`, or those at `dw` where given (the step on the
-//! device: its clock's).
+//! The threads of a block that adds up a member's budget partials: budget_finish_kernel's and
+//! the step clock's, which adds up the step before it on the device (step_graph.cuh), so that
+//! both sum in one order and give the same bits.
+constexpr int kBudgetThreads = 256;
+
+//! Block blockIdx.x: the sum of member blockIdx.x's `count` per-block partials, weighted into
+//! its six budget integrals by thread 0 with the weights `w`, or those at `dw` where given (read
+//! after the sum).
 template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
-                                                              BudgetWeights w, const BudgetWeights* dw,
-                                                              double* d_integrals) {
-  wait_for_previous();  // launched chained in the step on the device (chained.cuh)
-  let_next_launch();
+__device__ __forceinline__ void finish_member_budget(const SpectralSums* d_partials, int count, BudgetWeights w,
+                                                     const BudgetWeights* dw, double* d_integrals) {
   const SpectralSums* mine = d_partials + std::size_t(blockIdx.x) * count;
   SpectralSums acc{};
   for (int i = threadIdx.x; i < count; i += BLOCK) acc = acc + mine[i];
@@ -97,6 +99,18 @@ __global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums
   __shared__ typename Reduce::TempStorage temp;
   const SpectralSums total = Reduce(temp).Reduce(acc, AddOp{});
   if (threadIdx.x == 0) accumulate_budget(d_integrals + 6 * std::size_t(blockIdx.x), total, dw ? *dw : w);
+}
+
+//! A block a member (blockIdx.x): the sum of its `count` per-block partials, weighted into its
+//! six budget integrals with the weights `w`, or those at `dw` where given (a step the host
+//! chose on a device that can record the step: its clock's).
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
+                                                              BudgetWeights w, const BudgetWeights* dw,
+                                                              double* d_integrals) {
+  wait_for_previous();  // may be launched chained (chained.cuh)
+  let_next_launch();
+  finish_member_budget<BLOCK>(d_partials, count, w, dw, d_integrals);
 }
 
 //! Four histograms of f(idx) = {bin, v[4]}: per-block bins in shared memory when they fit,

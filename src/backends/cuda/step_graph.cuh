@@ -2,14 +2,19 @@
 //! (Backend::capture_step_graph, run_step_graph; docs/gpu-step.md).
 //!
 //!   [the inputs of the state] -> while (loop) { ([the evaluation] -> clock -> [the stages]) x S }
+//!     -> the last step's budget
 //!
-//! The clock is one thread (step_clock_kernel): from the CFL maximum the evaluation left in
-//! device memory it applies the host's rule (include/cascade/step_clock.hpp: choose_dt, verdict,
-//! take_step) and sets `loop` (another step after this one: it did not land on the output time,
-//! fewer than max_steps were taken), so the host launches once for up to max_steps steps and
-//! waits once, and no evaluation is made that no step uses. A step whose verdict is not Go is
-//! not taken: the clock says so (StepClock::go), its fused stages leave everything as it is
-//! (Clocked) and the loop ends; the host takes that step, and stops the run with its words.
+//! The clock (step_clock_kernel, its last block's thread 0): from the CFL maximum the evaluation
+//! left in device memory it applies the host's rule (include/cascade/step_clock.hpp: choose_dt,
+//! verdict, take_step) and sets `loop` (another step after this one: it did not land on the
+//! output time, fewer than max_steps were taken), so the host launches once for up to max_steps
+//! steps and waits once, and no evaluation is made that no step uses. Its blocks, one a member,
+//! first add up the budget's sums of the step before (its first stage's partials, weighted into
+//! the integrals: DeferredBudget), which a step the host chose adds up in a kernel of their own
+//! right after that stage: a launch a step less (the last step's in the launch's last kernel).
+//! A step whose verdict is not Go is not taken: the clock says so (StepClock::go), its fused
+//! stages leave everything as it is (Clocked), its sums are not added up (StepGraphState::pending)
+//! and the loop ends; the host takes that step, and stops the run with its words.
 //! The loop is a conditional node (CUDA 12.4 and later) whose body is recorded by stream
 //! capture, cuFFT's kernels with it. (A conditional node around the stages instead cost some
 //! 7 us a step at 256^2.) The step's own kernels are launched chained (chained.cuh).
@@ -30,8 +35,20 @@
 #include "cascade/step_clock.hpp"
 #include "backends/cuda/chained.cuh"
 #include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/launch.cuh"
 
 namespace cascade {
+
+//! The budget's sums a recorded step leaves to the clock of the step after it (or the launch's
+//! last kernel): its first stage's per-block partials, `count` a member, for the integrals.
+struct DeferredBudget {
+  const SpectralSums* partials = nullptr;  //!< none: the step has no budget sums
+  int count = 0;
+  double* integrals = nullptr;
+  bool operator==(const DeferredBudget& o) const {
+    return partials == o.partials && count == o.count && integrals == o.integrals;
+  }
+};
 
 //! The clock of the step on the device and what a launch asks of it, in device memory.
 struct StepGraphState {
@@ -40,20 +57,53 @@ struct StepGraphState {
   long max_steps;
   long taken;  //!< steps taken in this launch
   int live;    //!< 1 until the clock ends the launch: later steps of the iteration are not taken
+  DeferredBudget budget;
+  int pending;        //!< 1: the last step was taken and its budget's sums are not yet added up
+  unsigned blocks_done;  //!< the clock's blocks that have added up their member's sums
 };
 
 namespace step_graph_kernels {
 
-//! The clock after an evaluation (launched chained): take the step the CFL maximum allows (or
-//! mark it not taken: go = 0), and say whether another follows it (`loop` and live: this one did
-//! not land on the output time, and fewer than max_steps were taken). After the launch has ended
-//! (live 0: a later step of the same iteration) it takes none, and reads no maximum, which no
-//! evaluation made.
+//! Where the last step was taken, its budget's sums added up and weighted by its own weights
+//! (s->k.weights, which this clock's step has not yet replaced) into the integrals: block
+//! blockIdx.x, member blockIdx.x's, as budget_finish_kernel adds them up.
+__device__ __forceinline__ void finish_deferred_budget(const StepGraphState* s) {
+  const DeferredBudget b = s->budget;
+  if (!b.partials || !s->pending) return;
+  cuda_launch::finish_member_budget<cuda_launch::kBudgetThreads>(b.partials, b.count, BudgetWeights{}, &s->k.weights,
+                                                                 b.integrals);
+}
+
+//! The clock after an evaluation (launched chained, a block of kBudgetThreads a member): the
+//! budget's sums of the step before it (finish_deferred_budget), then, by the last block to have
+//! added up its member's, take the step the CFL maximum allows (or mark it not taken: go = 0),
+//! and say whether another follows it (`loop` and live: this one did not land on the output
+//! time, and fewer than max_steps were taken). After the launch has ended (live 0: a later step
+//! of the same iteration) it takes none, and reads no maximum, which no evaluation made.
+//!
+//! The sums are added up before the wait for the evaluation, while its last kernel runs: they read
+//! what the step before wrote (its first stage's partials, its clock's weights, `pending`) and
+//! write what only the next clock and the host read (the integrals). Every kernel of the chain
+//! waits for the one before it before it lets the next be launched (chained.cuh), so when this
+//! one starts, every kernel but the last has ended: the stage that wrote them is many back.
 template <class Real>
-__global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule,
-                                  cudaGraphConditionalHandle loop) {
+__global__ void __launch_bounds__(cuda_launch::kBudgetThreads)
+    step_clock_kernel(StepGraphState* s, const Real* max_rate, StepRule rule, cudaGraphConditionalHandle loop) {
+  finish_deferred_budget(s);
+  __syncthreads();  // every thread has read `pending`, which the step taken below rewrites
   cuda_launch::wait_for_previous();
   cuda_launch::let_next_launch();
+  if (gridDim.x > 1) {  // the last block to be done takes the step, after every block has read the weights
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+      __threadfence();
+      last = atomicAdd(&s->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+  }
+  if (threadIdx.x != 0) return;
+  s->blocks_done = 0;
   bool take = false;
   if (s->live && s->taken < s->max_steps && !(s->taken > 0 && s->k.lands)) {
     const double rate = double(*max_rate);
@@ -65,9 +115,16 @@ __global__ void step_clock_kernel(StepGraphState* s, const Real* max_rate, StepR
     }
   }
   s->k.go = take ? 1 : 0;
+  s->pending = take ? 1 : 0;
   const bool more = take && !s->k.lands && s->taken < s->max_steps;
   s->live = more ? 1 : 0;
   cudaGraphSetConditional(loop, more ? 1u : 0u);
+}
+
+//! The launch's last kernel (a block of kBudgetThreads a member): the budget's sums of its last
+//! step, where it was taken.
+__global__ inline void __launch_bounds__(cuda_launch::kBudgetThreads) step_budget_tail_kernel(const StepGraphState* s) {
+  finish_deferred_budget(s);
 }
 
 //! The clock of a step the host chose (StepGraph::set_clock), by value.
@@ -127,14 +184,25 @@ class StepGraph {
     set_clock(stream, k);
   }
 
-  //! Record the step on `stream` (see the file's comment); `inputs`, `evaluation` and `stages`
-  //! queue their work on it, `steps_per_iteration` times the last two (see the file's comment).
-  //! RunError where the device refuses the graph (nothing is left recorded then).
+  //! While recording: the budget's sums of a step, its first stage's partials, left to the next
+  //! clock (DeferredBudget) rather than added up by a kernel of their own. The same for every
+  //! step recorded (one place for a step's sums), else a RunError.
+  void defer_budget(const SpectralSums* partials, int count, double* integrals) {
+    const DeferredBudget b{partials, count, integrals};
+    if (deferred_.partials && !(deferred_ == b)) throw RunError("StepGraph: a step's budget sums in two places");
+    deferred_ = b;
+  }
+
+  //! Record the step on `stream` (see the file's comment) for `members` members (the clock's
+  //! blocks); `inputs`, `evaluation` and `stages` queue their work on it, `steps_per_iteration`
+  //! times the last two (see the file's comment). RunError where the device refuses the graph
+  //! (nothing is left recorded then).
   void record(cudaStream_t stream, const StepRule& rule, const std::function<void()>& inputs,
               const std::function<void()>& evaluation, const std::function<void()>& stages,
-              int steps_per_iteration = 1) {
+              int steps_per_iteration, int members) {
     destroy();
     allocate();
+    deferred_ = DeferredBudget{};
     CASCADE_CUDA_CHECK(cudaStreamSynchronize(stream));
     cudaGraph_t graph = nullptr;
     CASCADE_CUDA_CHECK(cudaGraphCreate(&graph, 0));
@@ -144,16 +212,26 @@ class StepGraph {
       CASCADE_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 1, cudaGraphCondAssignDefault));
       begin(stream, graph);
       inputs();
-      cudaGraph_t body = add_conditional(stream, loop, cudaGraphCondTypeWhile);
+      cudaGraphNode_t while_node = nullptr;
+      cudaGraph_t body = add_conditional(stream, loop, cudaGraphCondTypeWhile, &while_node);
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
       begin(stream, body);
+      const dim3 blocks(unsigned(std::max(1, members)));
       for (int i = 0; i < std::max(1, steps_per_iteration); ++i) {
         evaluation();
-        cuda_launch::launch_chained(chained_, step_graph_kernels::step_clock_kernel<Real>, dim3(1), dim3(1), 0, stream,
-                                    d_state_, static_cast<const Real*>(d_max_), rule, loop);
+        cuda_launch::launch_chained(chained_, step_graph_kernels::step_clock_kernel<Real>, blocks,
+                                    dim3(cuda_launch::kBudgetThreads), 0, stream, d_state_,
+                                    static_cast<const Real*>(d_max_), rule, loop);
         stages();
       }
       CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &body));
+      if (deferred_.partials) {  // the last step's sums, after the loop
+        CASCADE_CUDA_CHECK(cudaStreamBeginCaptureToGraph(stream, graph, &while_node, nullptr, 1,
+                                                         cudaStreamCaptureModeThreadLocal));
+        step_graph_kernels::step_budget_tail_kernel<<<blocks, cuda_launch::kBudgetThreads, 0, stream>>>(d_state_);
+        CASCADE_CUDA_CHECK(cudaPeekAtLastError());
+        CASCADE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      }
       CASCADE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
     } catch (...) {
       recording_ = false;
@@ -164,6 +242,7 @@ class StepGraph {
       }
       cudaGraphDestroy(graph);  // and the bodies, which it owns
       exec_ = nullptr;
+      deferred_ = DeferredBudget{};
       cudaGetLastError();  // what the failed capture left
       throw;
     }
@@ -179,6 +258,9 @@ class StepGraph {
     h_state_->max_steps = max_steps;
     h_state_->taken = 0;
     h_state_->live = 1;
+    h_state_->budget = deferred_;
+    h_state_->pending = 0;  // the host's steps added up their own
+    h_state_->blocks_done = 0;
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, sizeof(StepGraphState), cudaMemcpyHostToDevice, stream));
     CASCADE_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
     CASCADE_CUDA_CHECK(cudaMemcpyAsync(h_state_, d_state_, sizeof(StepGraphState), cudaMemcpyDeviceToHost, stream));
@@ -202,9 +284,9 @@ class StepGraph {
         cudaStreamBeginCaptureToGraph(stream, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
   }
   //! A conditional node after everything captured on `stream` so far, which comes after it;
-  //! returns its body.
+  //! returns its body (and the node, in *node).
   static cudaGraph_t add_conditional(cudaStream_t stream, cudaGraphConditionalHandle handle,
-                                     cudaGraphConditionalNodeType type) {
+                                     cudaGraphConditionalNodeType type, cudaGraphNode_t* node) {
     cudaStreamCaptureStatus status;
     cudaGraph_t capturing = nullptr;
     const cudaGraphNode_t* deps = nullptr;
@@ -215,9 +297,8 @@ class StepGraph {
     params.conditional.handle = handle;
     params.conditional.type = type;
     params.conditional.size = 1;
-    cudaGraphNode_t node;
-    CASCADE_CUDA_CHECK(cudaGraphAddNode(&node, capturing, deps, nullptr, ndeps, &params));
-    CASCADE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+    CASCADE_CUDA_CHECK(cudaGraphAddNode(node, capturing, deps, nullptr, ndeps, &params));
+    CASCADE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, node, nullptr, 1, cudaStreamSetCaptureDependencies));
     return params.conditional.phGraph_out[0];
   }
   void allocate() {
@@ -227,6 +308,7 @@ class StepGraph {
     CASCADE_CUDA_CHECK(cudaHostAlloc(&h_state_, sizeof(StepGraphState), cudaHostAllocDefault));
   }
 
+  DeferredBudget deferred_;  //!< what the recorded step leaves to its clocks (defer_budget)
   StepClock host_;           //!< what the device's clock holds (host_valid_)
   bool host_valid_ = false;
   StepGraphState* d_state_ = nullptr;
