@@ -202,7 +202,7 @@ class CudaExec {
   }
 
   //! Apply f to every index and add the weighted sum of what it returns (SpectralSums) to the
-  //! budget integrals on the device: two kernels, no host synchronisation.
+  //! budget integrals on the device: two kernels (one in a recorded step), no host synchronisation.
   //! Each member's indices (n / members of them) go to their own blocks (a grid row a member)
   //! and integrals.
   //! `dw`: the weights in device memory instead (a fused stage's: the step clock's); in a step
