@@ -109,6 +109,20 @@ __device__ __forceinline__ Real max_of_partials(const Real* d_partials, unsigned
 
 // ------------------------------------------------------------------ fused variant
 
+//! Whether this block is the last of the launch's gridDim.x blocks to take a ticket from
+//! *d_ticket ("last block finishes"): every thread of the block must call it, and every thread
+//! gets the answer. Thread 0's accesses before the call (a partial written, shared values read)
+//! are visible device-wide before its ticket is taken. Resetting the ticket is the caller's.
+__device__ __forceinline__ bool last_block_to_arrive(unsigned* d_ticket) {
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    __threadfence();  // release: what this block did is visible before its ticket is taken
+    is_last = atomicAdd(d_ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return is_last;
+}
+
 //! Steps 2 and 3 of the fused variant for a block whose threads hold `acc`: every thread of the
 //! block must call it. d_ticket is 0 before the launch and 0 after it; d_partials holds one
 //! value per block of the launch.
@@ -121,14 +135,9 @@ __device__ __forceinline__ void fused_block_max(Real acc, Real* d_partials, unsi
     if (threadIdx.x == 0) *d_result = block_value;
     return;
   }
-  __shared__ bool is_last;
-  if (threadIdx.x == 0) {
-    d_partials[blockIdx.x] = block_value;
-    __threadfence();  // release: the partial is visible device-wide before the ticket is taken
-    is_last = atomicAdd(d_ticket, 1u) == blocks - 1;
-  }
-  __syncthreads();  // also separates the two uses of block_max_shuffle's shared array
-  if (!is_last) return;
+  if (threadIdx.x == 0) d_partials[blockIdx.x] = block_value;
+  // its __syncthreads also separates the two uses of block_max_shuffle's shared array
+  if (!last_block_to_arrive(d_ticket)) return;
   __threadfence();  // acquire: the partials are read after the last ticket was seen
   const Real total = max_of_partials<BLOCK, policy::Fused::kFinalUnroll>(d_partials, blocks);
   if (threadIdx.x == 0) {

@@ -108,8 +108,6 @@ template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK) budget_finish_kernel(const SpectralSums* d_partials, int count,
                                                               BudgetWeights w, const BudgetWeights* dw,
                                                               double* d_integrals) {
-  wait_for_previous();  // returns at once: launched plain (a recorded step's sums go to its clock)
-  let_next_launch();
   finish_member_budget<BLOCK>(d_partials, count, w, dw, d_integrals);
 }
 

@@ -93,15 +93,8 @@ __global__ void __launch_bounds__(cuda_launch::kBudgetThreads)
   __syncthreads();  // every thread has read `pending`, which the step taken below rewrites
   cuda_launch::wait_for_previous();
   cuda_launch::let_next_launch();
-  if (gridDim.x > 1) {  // the last block to be done takes the step, after every block has read the weights
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-      __threadfence();
-      last = atomicAdd(&s->blocks_done, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last) return;
-  }
+  // the last block to be done takes the step, after every block has read the weights
+  if (gridDim.x > 1 && !reduction_kernels::last_block_to_arrive(&s->blocks_done)) return;
   if (threadIdx.x != 0) return;
   s->blocks_done = 0;
   bool take = false;
