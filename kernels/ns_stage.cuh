@@ -140,6 +140,12 @@ struct FusedStage {
     if (W && !save_w && !last) r.w = W[idx];
     return r;
   }
+  //! In place of Reads: each value read from memory where advance() uses it, after the term
+  //! (a thread a mode, nothing to overlap). Read first (6cee1b9), complex pairs' stage kernel
+  //! spilled more (ptxas, sm_90, double: 88 bytes stored where 52) and 32768^2 rk3 took 3.3%
+  //! longer a step (H100, 2026-12-06, one call: 329.2-329.4 ms at 48be9c2 and 5ea2e43, 340.4
+  //! at 6cee1b9; the commits between touch the row and column kernels alone).
+  struct ReadAtUse {};
 
   //! Which of a stage's propagators advance() asks for: E(h dS); E(h d_final) (the last
   //! stage); E(h dK); E(h dW) (classic tables).
@@ -234,10 +240,11 @@ struct FusedStage {
   //! (StageOfColumns, kernels/column_fft.cuh).
   CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
                             Complex<Real>& v) const {
-    kept_mode(idx, i, j, p, q, u, v, reads(idx, i, j));
+    kept_mode(idx, i, j, p, q, u, v, ReadAtUse{});
   }
+  template <class In>
   CASCADE_HD void kept_mode(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q, Complex<Real>& u,
-                            Complex<Real>& v, const Reads& in) const {
+                            Complex<Real>& v, const In& in) const {
     const Complex<Real> y = advance(idx, i, j, p, q, in);
     velocity_of(s.kx(i), s.ky(j), scale, y, u, v);
   }
@@ -252,12 +259,14 @@ struct FusedStage {
   //! (Basdevant: p, q those of u v and v^2 - u^2; advective: p that of -u.grad omega, q
   //! unused): S (and W) updated, and Y, the state the next evaluation takes, returned.
   CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q) const {
-    return advance(idx, i, j, p, q, reads(idx, i, j));
+    return advance(idx, i, j, p, q, ReadAtUse{});
   }
   //! advance() with what it reads at the mode read already (`in`: reads(idx, i, j)), so that a
-  //! loop over modes can ask memory for the next mode's while it computes this one's.
+  //! loop over modes can ask memory for the next mode's while it computes this one's; or
+  //! ReadAtUse.
+  template <class In>
   CASCADE_HD Complex<Real> advance(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
-                                   const Reads& in) const {
+                                   const In& in) const {
     Real kx, ky, k2;
     wavenumbers(i, j, kx, ky, k2);
     Complex<Real> y;
@@ -291,10 +300,17 @@ struct FusedStage {
     };
     f(prop);
   }
+  //! What advance_with() reads at mode idx: from `in` (Reads) or from memory there (ReadAtUse).
+  CASCADE_HD Complex<Real> s_of(const Reads& in, std::size_t) const { return in.s; }
+  CASCADE_HD Complex<Real> s_of(ReadAtUse, std::size_t idx) const { return S[idx]; }
+  CASCADE_HD Complex<Real> f_of(const Reads& in, std::size_t) const { return in.f; }
+  CASCADE_HD Complex<Real> f_of(ReadAtUse, std::size_t idx) const { return F[idx]; }
+  CASCADE_HD Complex<Real> w_of(const Reads& in, std::size_t) const { return in.w; }
+  CASCADE_HD Complex<Real> w_of(ReadAtUse, std::size_t idx) const { return W[idx]; }
   //! advance(), its propagators from prop(tau, which) (each_propagator's, or Propagators).
-  template <class Prop>
+  template <class In, class Prop>
   CASCADE_HD Complex<Real> advance_with(std::size_t idx, int i, int j, Complex<Real> p, Complex<Real> q,
-                                        const Reads& in, Prop& prop) const {
+                                        const In& in, Prop& prop) const {
     const Real kx = s.kx(i), ky = s.ky(j);
     Complex<Real> k = {Real(0), Real(0)};
     if (i != 0 || j != 0) {
@@ -303,9 +319,9 @@ struct FusedStage {
       } else {
         k = basdevant_term(kx, ky, p, q);
       }
-      if (F) k = caxpy(k, Real(1), in.f);
+      if (F) k = caxpy(k, Real(1), f_of(in, idx));
     }
-    const Complex<Real> s_old = in.s;
+    const Complex<Real> s_old = s_of(in, idx);
     if (save_w) W[idx] = s_old;
     const Complex<Real> snew = caxpy(cmul(prop(h * dS, Which::S), s_old), hb, k);
     if (last) {
@@ -315,7 +331,7 @@ struct FusedStage {
     }
     S[idx] = snew;
     const Complex<Real> ek = prop(h * dK, Which::K);
-    const Complex<Real> base = W ? cmul(prop(h * dW, Which::W), save_w ? s_old : in.w) : cmul(ek, snew);
+    const Complex<Real> base = W ? cmul(prop(h * dW, Which::W), save_w ? s_old : w_of(in, idx)) : cmul(ek, snew);
     return caxpy(base, ha, cmul(ek, k));
   }
 };
